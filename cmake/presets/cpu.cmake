@@ -1,0 +1,38 @@
+# cpu — the default wheel: TVM's compiler (LLVM inside) and runtime, for any
+# x86-64 CPU. TVM's own code is built for the architecture's baseline so the
+# wheel runs everywhere; the code TVM *generates* targets the host at compile
+# time (see TVM_WHEEL_HOST_TARGET).
+#
+# Presets are data: only set(NAME value) and include(other.cmake) lines.
+# CMake includes them; python/tvm_wheels/variants.py reads the same lines.
+
+set(TVM_WHEEL_LABEL "cpu")                # local version label: 0.26.0+cpu
+set(TVM_WHEEL_SUMMARY "TVM compiler + runtime, LLVM inside, any x86-64 CPU")
+set(TVM_WHEEL_ARCHS "x86_64")             # machines the wheel is built for
+set(TVM_WHEEL_STATUS "supported")         # supported | planned
+set(TVM_WHEEL_COMPILER ON)                # libtvm_compiler + LLVM, or runtime only
+set(TVM_WHEEL_MARCH "")                   # -march for TVM's own code ("" = toolchain default)
+set(TVM_WHEEL_CPU_FEATURES "")            # CPUID features the host must have (import guard)
+# Default host target of tvm_wheels.target(): "native" = whatever CPU runs it.
+set(TVM_WHEEL_HOST_TARGET "native")
+set(TVM_WHEEL_VARIANT_PROPERTIES "")      # PEP 825 properties (namespace :: feature :: value)
+# Shared libraries the wheel needs but must not bundle (auditwheel repair --exclude):
+# libtvm_ffi comes from the apache-tvm-ffi wheel it depends on.
+set(TVM_WHEEL_REPAIR_EXCLUDE "libtvm_ffi.so")
+
+# TVM config.cmake options
+set(USE_LLVM ON)                          # resolved to "<llvm-config> --link-static" by the wrapper
+set(USE_OPENMP none)
+set(USE_RPC ON)
+set(USE_THREADS ON)
+set(USE_SORT ON)
+set(USE_RANDOM ON)
+set(USE_CUDA OFF)
+set(USE_CUTLASS OFF)
+set(USE_Z3 OFF)                           # z3 is an optional prover; keeps the build self-contained
+set(USE_GTEST OFF)
+set(USE_CCACHE OFF)                       # the wrapper sets the compiler launcher itself
+set(USE_ALTERNATIVE_LINKER OFF)           # same linker everywhere, for reproducible wheels
+set(HIDE_PRIVATE_SYMBOLS ON)              # keeps static LLVM's symbols private to libtvm_compiler
+set(BUILD_TESTING OFF)
+set(SUMMARIZE OFF)

@@ -1,0 +1,129 @@
+"""tvm-wheels: what this TVM wheel is, which variant fits this host.
+
+    tvm-wheels info [--json]       build info of the installed wheel + live checks
+    tvm-wheels variants [--json|--markdown]   the variant table
+    tvm-wheels select [--json]     the variant (and install command) for this host
+    tvm-wheels doctor [--variant V] [--json]   build requirements / installed wheel vs this host;
+                                   exit 0 pass, 1 warnings, 2 failures
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import buildinfo, host, variants
+
+
+def _live() -> dict:
+    """Facts from the TVM that `import tvm` actually loads."""
+    import tvm
+
+    live = {"tvm_version": tvm.__version__, "tvm_path": tvm.__file__}
+    try:
+        live["llvm_enabled"] = bool(tvm.runtime.enabled("llvm"))
+        from tvm.target import codegen
+
+        live["llvm_version"] = str(codegen.llvm_version_major()) if live["llvm_enabled"] else ""
+    except Exception as e:  # runtime-only wheels have no codegen
+        live["llvm_enabled"] = False
+        live["llvm_error"] = str(e).splitlines()[0]
+    return live
+
+
+def cmd_info(args) -> int:
+    info = dict(buildinfo.load())
+    info["live"] = _live()
+    if args.json:
+        print(json.dumps(info, indent=2, sort_keys=True))
+        return 0
+    width = max(map(len, info))
+    for key, value in info.items():
+        if isinstance(value, dict):
+            print(f"{key}:")
+            for k, v in value.items():
+                print(f"  {k:<{width}} {v}")
+        else:
+            print(f"{key:<{width}} {value}")
+    return 0
+
+
+def markdown_table() -> str:
+    """The README's variant table, made from the presets."""
+    lines = ["| variant | version label | status | machines | what it is |", "|---|---|---|---|---|"]
+    for v in variants.table():
+        lines.append(f"| `{v.name}` | `+{v.label}` | {v.status} | {', '.join(v.archs)} | {v.summary} |")
+    return "\n".join(lines)
+
+
+def cmd_variants(args) -> int:
+    rows = variants.table()
+    if args.markdown:
+        print(markdown_table())
+        return 0
+    if args.json:
+        print(json.dumps([dict(vars(v)) for v in rows], indent=2, default=list))
+        return 0
+    for v in rows:
+        print(f"{v.name:<14} +{v.label:<8} {v.status:<10} {','.join(v.archs):<15} {v.summary}")
+    return 0
+
+
+def cmd_select(args) -> int:
+    fits = host.fitting_variants()
+    if args.json:
+        print(json.dumps({"machine": host.machine(), "variants": [v.name for v in fits]}))
+        return 0 if fits else 1
+    if not fits:
+        print(f"no supported variant runs on this {host.machine()} machine", file=sys.stderr)
+        return 1
+    best = fits[0]
+    print(f"{best.name}: {best.summary}")
+    print(f"  TVM_WHEEL_VARIANT={best.name} pip install ./")
+    others = ", ".join(v.name for v in fits[1:])
+    if others:
+        print(f"also runs here: {others}")
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from . import doctor
+
+    checks = doctor.run(args.variant)
+    if args.json:
+        print(json.dumps([vars(c) for c in checks], indent=2))
+    else:
+        mark = {doctor.PASS: "ok  ", doctor.INFO: "info", doctor.WARN: "warn", doctor.FAIL: "FAIL"}
+        for c in checks:
+            print(f"[{mark[c.status]}] {c.name}: {c.detail}")
+            if c.fix and c.status in (doctor.WARN, doctor.FAIL):
+                print(f"       fix: {c.fix}")
+    return doctor.exit_code(checks)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tvm-wheels", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, func in (("info", cmd_info), ("variants", cmd_variants), ("select", cmd_select),
+                       ("doctor", cmd_doctor)):
+        p = sub.add_parser(name)
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
+        if name == "variants":
+            p.add_argument("--markdown", action="store_true", help="the README table")
+        if name == "doctor":
+            p.add_argument("--variant", default=None, help="the variant to check for (default: $TVM_WHEEL_VARIANT or cpu)")
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except variants.UnknownVariant as e:
+        print(e, file=sys.stderr)
+        return 2
+    except buildinfo.NotBuilt as e:
+        print(e, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,257 @@
+"""`tvm-wheels doctor`: the build's requirements checked on this machine, each failure with its fix.
+
+Thresholds come from cmake/requirements.cmake, the file CMake's configure
+checks include: one definition of "GCC >= 7.1, 11+ recommended", read twice.
+Before a build (from the source tree) it checks the toolchain, LLVM, sources,
+memory and the variant's hardware; after install it checks the installed
+wheel against this host.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from . import buildinfo, cmakedata, host, variants
+
+PASS, INFO, WARN, FAIL = "pass", "info", "warn", "fail"  # info: a fact that needs no action
+
+
+@dataclasses.dataclass
+class Check:
+    name: str
+    status: str
+    detail: str
+    fix: str = ""
+
+
+def _out(cmd: list[str]) -> str | None:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def _version(text: str | None) -> tuple[int, ...] | None:
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text or "")
+    return tuple(int(g) for g in m.groups() if g is not None) if m else None
+
+
+def _vt(s: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in s.split("."))
+
+
+def check_compiler(req: dict, env=os.environ) -> Check:
+    cxx = env.get("CXX") or shutil.which("c++") or shutil.which("g++") or "g++"
+    banner = _out([cxx, "--version"])
+    if banner is None:
+        return Check("C++ compiler", FAIL, f"{cxx} not found",
+                     "apt-get install g++ (Debian/Ubuntu), or set CXX to a C++17 compiler")
+    clang = "clang" in banner.lower()
+    ver = _out([cxx, "-dumpfullversion"]) or _out([cxx, "-dumpversion"]) or banner
+    v = _version(ver) or (0,)
+    kind = "Clang" if clang else "GCC"
+    floor = _vt(req["TVM_WHEELS_CLANG_MIN" if clang else "TVM_WHEELS_GCC_MIN"])
+    rec = _vt(req["TVM_WHEELS_CLANG_RECOMMENDED" if clang else "TVM_WHEELS_GCC_RECOMMENDED"])
+    text = f"{kind} {'.'.join(map(str, v))} ({cxx})"
+    fix = "apt-get install g++-12, then CXX=g++-12 CC=gcc-12 pip install ./"
+    if v < floor:
+        return Check("C++ compiler", FAIL, f"{text}: TVM needs C++17, {kind} >= "
+                     f"{'.'.join(map(str, floor))} ({'.'.join(map(str, rec))}+ recommended)", fix)
+    if v < rec:
+        return Check("C++ compiler", WARN, f"{text}: works; {kind} {'.'.join(map(str, rec))}+ recommended", fix)
+    return Check("C++ compiler", PASS, text)
+
+
+def check_tool(name: str, minimum: str) -> Check:
+    path = shutil.which(name)
+    v = _version(_out([path, "--version"])) if path else None
+    if v is None:
+        return Check(name, WARN, "not on PATH; pip installs it into the build environment of `pip install ./`",
+                     f"pip install {name}  (only needed for builds without isolation)")
+    if v < _vt(minimum):
+        return Check(name, WARN, f"{'.'.join(map(str, v))} at {path} is older than {minimum}; pip's build "
+                     "environment brings its own", f"pip install -U {name}")
+    return Check(name, PASS, f"{'.'.join(map(str, v))} ({path})")
+
+
+def llvm_configs() -> list[str]:
+    """Every llvm-config this machine offers: the `llvm` package of this Python, PATH, /usr/lib/llvm-*."""
+    found = []
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("llvm")
+        if spec and spec.submodule_search_locations:
+            found.append(os.path.join(list(spec.submodule_search_locations)[0], "bin", "llvm-config"))
+    except (ImportError, ValueError):
+        pass
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        found += sorted(glob.glob(os.path.join(d, "llvm-config*")))
+    found += sorted(glob.glob("/usr/lib/llvm-*/bin/llvm-config"))
+    unique = {}
+    for p in found:
+        if os.access(p, os.X_OK):
+            unique.setdefault(os.path.realpath(p), p)  # /bin and /usr/bin are one directory on merged-/usr systems
+    return list(unique.values())
+
+
+def check_llvm(req: dict) -> list[Check]:
+    lo, hi = int(req["TVM_WHEELS_LLVM_MIN"]), int(req["TVM_WHEELS_LLVM_MAX"])
+    pip_llvm = " ".join(cmakedata.as_list(req["TVM_WHEELS_PIP_LLVM"]))
+    checks, usable = [], 0
+    for cfg in llvm_configs():
+        ver = _out([cfg, "--version"])
+        v = _version(ver)
+        if v is None:
+            checks.append(Check(f"LLVM {cfg}", WARN, "does not run"))
+            continue
+        static = _out([cfg, "--link-static", "--libfiles"]) is not None
+        ok_major = lo <= v[0] <= hi
+        detail = f"LLVM {ver}, {'static' if static else 'shared only'}, " + \
+            (f"supported ({lo}..{hi})" if ok_major else f"not supported by TVM {req['TVM_WHEELS_TVM_VERSION']} "
+                                                         f"({lo}..{hi})")
+        if ok_major and static:
+            usable += 1
+            checks.append(Check(f"LLVM {cfg}", PASS, detail + f"; use it: TVM_WHEELS_LLVM={cfg} pip install ./"))
+        else:
+            checks.append(Check(f"LLVM {cfg}", INFO, detail + "; the build skips it",
+                                f"apt-get install llvm-{v[0]}-dev" if ok_major else ""))
+    checks.append(Check("LLVM for the build", PASS,
+                        f"pip provisions {pip_llvm} by default" + (f"; {usable} usable system LLVM(s) above" if usable
+                                                                  else "")))
+    return checks
+
+
+def check_sources(root: Path, req: dict) -> Check:
+    missing = [f for f in cmakedata.as_list(req["TVM_WHEELS_SOURCE_FILES"]) if not (root / "tvm" / f).exists()]
+    if missing:
+        return Check("TVM sources", FAIL, f"missing under tvm/: {', '.join(missing)}",
+                     "git submodule update --init --recursive")
+    return Check("TVM sources", PASS, "tvm/ and its submodules are complete")
+
+
+def meminfo(path: str = "/proc/meminfo") -> dict[str, int]:
+    """MemAvailable etc. in MB."""
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        key, _, rest = line.partition(":")
+        out[key] = int(rest.split()[0]) // 1024
+    return out
+
+
+def check_memory(req: dict, cores: int | None = None, mem_mb: int | None = None, env=os.environ) -> Check:
+    cores = cores or os.cpu_count() or 1
+    mem_mb = mem_mb if mem_mb is not None else meminfo()["MemAvailable"]
+    per_job = int(req["TVM_WHEELS_MB_PER_JOB"])
+    fit = mem_mb // per_job
+    swap = ("add swap: fallocate -l 4G /swapfile && chmod 600 /swapfile && mkswap /swapfile && swapon /swapfile")
+    if fit < 1:
+        return Check("memory", FAIL, f"{mem_mb} MB available; one compile job needs ~{per_job} MB", swap)
+    asked = env.get("TVM_WHEELS_JOBS")
+    if asked and int(asked) > fit:
+        return Check("memory", FAIL, f"TVM_WHEELS_JOBS={asked} needs ~{int(asked) * per_job} MB, {mem_mb} MB "
+                     "available", f"TVM_WHEELS_JOBS={fit} pip install ./ (or unset it), or {swap}")
+    jobs = int(asked) if asked else min(cores, fit)
+    return Check("memory", PASS, f"{cores} cores, {mem_mb} MB available: the build runs {jobs} compile jobs")
+
+
+def check_cpu(variant: variants.Variant, features: dict | None = None) -> Check:
+    missing = host.missing_features(variant.cpu_features, features)
+    if host.machine() not in variant.archs:
+        return Check("CPU", FAIL, f"{variant.name} is built for {', '.join(variant.archs)}, this is {host.machine()}",
+                     "tvm-wheels select")
+    if missing:
+        fits = host.fitting_variants(features)
+        return Check("CPU", FAIL, f"{variant.name} needs {', '.join(variant.cpu_features)}; missing "
+                     f"{', '.join(missing)}", f"TVM_WHEEL_VARIANT={fits[0].name} pip install ./" if fits else "")
+    return Check("CPU", PASS, f"{variant.name} runs here" + (f" ({', '.join(variant.cpu_features)})"
+                                                           if variant.cpu_features else ""))
+
+
+def check_cuda(variant: variants.Variant) -> list[Check]:
+    if variant.options.get("USE_CUDA", "OFF") != "ON":
+        return []
+    checks = []
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+    checks.append(Check("CUDA toolkit", PASS if nvcc else FAIL, _out([nvcc, "--version"]).splitlines()[-1]
+                        if nvcc and _out([nvcc, "--version"]) else "nvcc not found",
+                        "" if nvcc else "install the CUDA toolkit (or pip install nvidia-cuda-nvcc)"))
+    try:
+        import ctypes
+
+        cuda = ctypes.CDLL("libcuda.so.1")
+        v = ctypes.c_int()
+        cuda.cuDriverGetVersion(ctypes.byref(v))
+        checks.append(Check("CUDA driver", PASS, f"{v.value // 1000}.{v.value % 1000 // 10} (cuDriverGetVersion)"))
+    except OSError:
+        checks.append(Check("CUDA driver", WARN, "no libcuda.so.1: this machine can build but not run CUDA code",
+                            "install the NVIDIA driver on the machine that runs the wheel"))
+    return checks
+
+
+def _glibcxx(path: str) -> set[tuple[int, ...]]:
+    text = _out(["strings", "-a", path]) or ""
+    return {_vt(m) for m in re.findall(r"GLIBCXX_(\d+(?:\.\d+)+)", text)}
+
+
+def check_installed() -> list[Check]:
+    """The installed wheel against this host."""
+    try:
+        info = buildinfo.load()
+    except buildinfo.NotBuilt:
+        return []
+    from . import guard
+
+    checks = [Check("installed wheel", PASS if not (p := guard.problems()) else FAIL,
+                    f"{info['variant']} ({info['version']})" + ("" if not p else ": " + " ".join(p)),
+                    "tvm-wheels select" if p else "")]
+    libs = sorted(Path(__file__).resolve().parent.parent.joinpath("tvm", "lib").glob("*.so"))
+    need = set().union(*(_glibcxx(str(lib)) for lib in libs)) if libs else set()
+    import ctypes.util
+
+    have_path = None
+    for cand in ("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/aarch64-linux-gnu/libstdc++.so.6",
+                 "/usr/lib64/libstdc++.so.6"):
+        if os.path.exists(cand):
+            have_path = cand
+            break
+    have = _glibcxx(have_path) if have_path else set()
+    if need and have:
+        top_need, top_have = max(need), max(have)
+        fmt = ".".join
+        ok = top_need <= top_have
+        checks.append(Check("libstdc++", PASS if ok else FAIL,
+                            f"wheel needs GLIBCXX_{fmt(map(str, top_need))}, {have_path} has up to "
+                            f"GLIBCXX_{fmt(map(str, top_have))}",
+                            "" if ok else "install a newer libstdc++6 (or use a wheel built for an older "
+                                          "manylinux)"))
+    return checks
+
+
+def run(variant_name: str | None = None, root: Path | None = None) -> list[Check]:
+    req = variants.requirements()
+    checks = check_installed()
+    if root is None:  # the project checkout we run from, if any
+        candidates = [Path.cwd(), Path(__file__).resolve().parent.parent.parent]
+        root = next((c for c in candidates if (c / "cmake" / "presets").is_dir()), candidates[0])
+    variant = variants.load(variant_name or variants.selected())
+    if not variant.supported:
+        checks.append(Check("variant", FAIL, f"{variant.name} is {variant.status}: this project does not build it "
+                            "yet", "tvm-wheels variants (pick a supported one)"))
+    checks += [check_cpu(variant), *check_cuda(variant)]
+    if (root / "CMakeLists.txt").exists() and (root / "cmake" / "presets").is_dir():  # a source tree: build checks
+        checks += [check_compiler(req), check_tool("cmake", "3.24"), check_tool("ninja", "1.10"),
+                   *(check_llvm(req) if variant.compiler else []), check_sources(root, req), check_memory(req)]
+    return checks
+
+
+def exit_code(checks: list[Check]) -> int:
+    statuses = {c.status for c in checks}
+    return 2 if FAIL in statuses else 1 if WARN in statuses else 0

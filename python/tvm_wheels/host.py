@@ -1,0 +1,43 @@
+"""Facts about the machine this runs on, for the import guard, `select` and `doctor`.
+
+CPU features come from numpy's runtime dispatch table, which asks the CPU
+itself (CPUID, and XGETBV for the OS-enabled register state): /proc/cpuinfo
+can report features that the CPU (or an emulator) does not execute.
+"""
+
+from __future__ import annotations
+
+import platform
+
+from . import variants
+
+
+def cpu_features() -> dict[str, bool]:
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__  # numpy >= 2
+    except ImportError:  # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__
+    return dict(__cpu_features__)
+
+
+def machine() -> str:
+    m = platform.machine().lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
+
+
+def missing_features(required: list[str] | tuple[str, ...], features: dict[str, bool] | None = None) -> list[str]:
+    features = cpu_features() if features is None else features
+    return [f for f in required if not features.get(f, False)]
+
+
+def fitting_variants(features: dict[str, bool] | None = None, arch: str | None = None,
+                     compiler: bool | None = None) -> list[variants.Variant]:
+    """Supported variants this host can run, the most specific (most CPU features) first."""
+    features = cpu_features() if features is None else features
+    arch = arch or machine()
+    fits = [
+        v for v in variants.table()
+        if v.supported and arch in v.archs and not missing_features(v.cpu_features, features)
+        and (compiler is None or v.compiler == compiler)
+    ]
+    return sorted(fits, key=lambda v: (-len(v.cpu_features), v.name))

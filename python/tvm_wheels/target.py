@@ -1,0 +1,28 @@
+"""The variant's default host target, so users get its ISA without knowing TVM's target syntax.
+
+    import tvm_wheels.target
+    ex = tvm_wheels.target.compile(mod)          # tvm.compile(mod, target=host())
+"""
+
+from __future__ import annotations
+
+from . import buildinfo
+
+
+def host():
+    """tvm.target.Target for this wheel's default host code: the preset's TVM_WHEEL_HOST_TARGET
+    as LLVM mcpu ("native" = the CPU running this)."""
+    import tvm
+
+    mcpu = buildinfo.load()["host_target"]
+    if not mcpu:
+        raise RuntimeError("tvm-wheels: this is a runtime-only wheel; it has no compile target")
+    if mcpu == "native":
+        mcpu = tvm.target.codegen.llvm_get_system_cpu()
+    return tvm.target.Target({"kind": "llvm", "mcpu": mcpu})
+
+
+def compile(mod, target=None, **kwargs):  # noqa: A001 - mirrors tvm.compile
+    import tvm
+
+    return tvm.compile(mod, target=target or host(), **kwargs)

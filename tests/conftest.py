@@ -1,0 +1,113 @@
+"""Shared fixtures: real wheels (built or reused by content key) in clean venvs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+# The official wheel, for side-by-side runs. Its declared apache-tvm-ffi>=0.1.13.post2
+# resolves to 0.1.15.post2, which crashes it; pin what it was released with.
+OFFICIAL = ["apache-tvm==0.26.0", "apache-tvm-ffi==0.1.14.post1"]
+# Packages a model test needs inside the venv under test (the ONNX frontend imports onnx).
+MODEL_DEPS = ["onnx==1.23.2"]
+
+
+class Venv:
+    """A clean virtual environment with one TVM installed; runs Python in it."""
+
+    def __init__(self, path: Path, label: str):
+        self.path, self.label = path, label
+        self.python = path / "bin" / "python"
+
+    def pip(self, *args: str) -> None:
+        subprocess.run([str(self.python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *args],
+                       check=True)
+
+    def run(self, code: str, *, check: bool = True, env: dict | None = None, timeout: int = 1800,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
+        # From a file, not -c: TVMScript parses the source of decorated functions.
+        with tempfile.NamedTemporaryFile("w", suffix=".py", prefix="snippet-", delete=False) as f:
+            f.write(textwrap.dedent(code))
+        try:
+            proc = subprocess.run([str(self.python), f.name], capture_output=True, text=True,
+                                  env={**os.environ, **(env or {})}, timeout=timeout, cwd=cwd)
+        finally:
+            os.unlink(f.name)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"[{self.label}] exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n"
+                                 f"{proc.stderr[-6000:]}")
+        return proc
+
+    def json(self, code: str, **kw) -> object:
+        """Run code that prints one JSON document as its last line."""
+        return json.loads(self.run(code, **kw).stdout.strip().splitlines()[-1])
+
+    def bin(self, name: str) -> Path:
+        return self.path / "bin" / name
+
+
+def make_venv(path: Path, label: str, *requirements: str) -> Venv:
+    venv.EnvBuilder(with_pip=True, clear=True).create(path)
+    env = Venv(path, label)
+    env.pip(*requirements)
+    return env
+
+
+def _wheel(variant: str) -> Path:
+    import wheelhouse
+
+    return wheelhouse.build(variant)
+
+
+@pytest.fixture(scope="session")
+def cpu_wheel() -> Path:
+    return _wheel("cpu")
+
+
+@pytest.fixture(scope="session")
+def avx512_wheel() -> Path:
+    return _wheel("cpu-avx512")
+
+
+@pytest.fixture(scope="session")
+def runtime_wheel() -> Path:
+    return _wheel("runtime")
+
+
+@pytest.fixture(scope="session")
+def cpu_venv(cpu_wheel, tmp_path_factory) -> Venv:
+    return make_venv(tmp_path_factory.mktemp("venv-cpu"), "tvm-wheels cpu", str(cpu_wheel), *MODEL_DEPS)
+
+
+@pytest.fixture(scope="session")
+def avx512_venv(avx512_wheel, tmp_path_factory) -> Venv:
+    return make_venv(tmp_path_factory.mktemp("venv-avx512"), "tvm-wheels cpu-avx512", str(avx512_wheel), *MODEL_DEPS)
+
+
+@pytest.fixture(scope="session")
+def runtime_venv(runtime_wheel, tmp_path_factory) -> Venv:
+    return make_venv(tmp_path_factory.mktemp("venv-runtime"), "tvm-wheels runtime", str(runtime_wheel))
+
+
+@pytest.fixture(scope="session")
+def official_venv(tmp_path_factory) -> Venv:
+    return make_venv(tmp_path_factory.mktemp("venv-official"), "official apache-tvm 0.26.0", *OFFICIAL, *MODEL_DEPS)
+
+
+@pytest.fixture(params=["cpu", "official"])
+def any_venv(request) -> Venv:
+    """The same test against this project's cpu wheel and the official wheel."""
+    return request.getfixturevalue("cpu_venv" if request.param == "cpu" else "official_venv")

@@ -1,0 +1,92 @@
+"""ResNet-50 (torchvision's architecture, v1.5: stride on the 3x3 conv) as an
+ONNX graph written with onnx.helper, with seeded random weights: no downloads.
+
+Batch norms are folded into the convolutions' weights and biases, as
+exporters do for inference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+
+
+class _Graph:
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits, self.n = [], [], 0
+
+    def name(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}_{self.n}"
+
+    def const(self, array: np.ndarray, prefix: str) -> str:
+        name = self.name(prefix)
+        self.inits.append(numpy_helper.from_array(array.astype(np.float32), name))
+        return name
+
+    def conv(self, x: str, cin: int, cout: int, k: int, stride: int = 1, relu: bool = True,
+             gain: float = 1.0) -> str:
+        # He init keeps activations O(1) through 50 layers, like a trained net.
+        w = self.rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k)) * gain
+        b = self.rng.standard_normal(cout) * 0.01
+        out = self.name("conv")
+        self.nodes.append(helper.make_node(
+            "Conv", [x, self.const(w, "w"), self.const(b, "b")], [out],
+            kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4))
+        return self.relu(out) if relu else out
+
+    def relu(self, x: str) -> str:
+        out = self.name("relu")
+        self.nodes.append(helper.make_node("Relu", [x], [out]))
+        return out
+
+    def add(self, a: str, b: str) -> str:
+        out = self.name("add")
+        self.nodes.append(helper.make_node("Add", [a, b], [out]))
+        return out
+
+    def bottleneck(self, x: str, cin: int, width: int, stride: int) -> str:
+        cout = width * 4
+        y = self.conv(x, cin, width, 1)
+        y = self.conv(y, width, width, 3, stride)
+        # A small last conv in each residual branch (as trained ResNets' BN gammas
+        # are) keeps 16 blocks from blowing the activations up.
+        y = self.conv(y, width, cout, 1, relu=False, gain=0.2)
+        shortcut = self.conv(x, cin, cout, 1, stride, relu=False) if stride != 1 or cin != cout else x
+        return self.relu(self.add(y, shortcut))
+
+
+def build(seed: int = 0, batch: int = 1) -> onnx.ModelProto:
+    g = _Graph(seed)
+    x = g.conv("input", 3, 64, 7, 2)
+    pooled = g.name("maxpool")
+    g.nodes.append(helper.make_node("MaxPool", [x], [pooled], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+    x, cin = pooled, 64
+    for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+        for i in range(blocks):
+            x = g.bottleneck(x, cin, width, stride if i == 0 else 1)
+            cin = width * 4
+    gap = g.name("gap")
+    g.nodes.append(helper.make_node("GlobalAveragePool", [x], [gap]))
+    flat = g.name("flatten")
+    g.nodes.append(helper.make_node("Flatten", [gap], [flat], axis=1))
+    w = g.const(g.rng.standard_normal((1000, 2048)) * np.sqrt(1.0 / 2048), "fc_w")
+    b = g.const(g.rng.standard_normal(1000) * 0.01, "fc_b")
+    g.nodes.append(helper.make_node("Gemm", [flat, w, b], ["logits"], transB=1))
+    graph = helper.make_graph(
+        g.nodes, "resnet50",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, 224, 224])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 1000])],
+        g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def sample_input(seed: int = 1, batch: int = 1) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((batch, 3, 224, 224)).astype(np.float32)

@@ -1,0 +1,102 @@
+"""`tvm-wheels doctor` with fake environments: each check passes, or fails with the fix."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from tvm_wheels import doctor, variants
+
+REQ = variants.requirements()
+
+
+def fake_tool(directory, name, script):
+    path = directory / name
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+@pytest.mark.parametrize("version,status", [("6.3.0", doctor.FAIL), ("9.4.0", doctor.WARN), ("12.2.0", doctor.PASS)])
+def test_compiler_versions(tmp_path, version, status):
+    cxx = fake_tool(tmp_path, "g++", f'case "$1" in --version) echo "g++ (Fake) {version}";; '
+                                      f'-dumpfullversion) echo {version};; esac\n')
+    c = doctor.check_compiler(REQ, env={"CXX": str(cxx)})
+    assert c.status == status, c
+    if status == doctor.FAIL:
+        assert "GCC >= 7.1 (11+ recommended)" in c.detail and "apt-get install g++-12" in c.fix
+
+
+def test_missing_compiler_names_the_package(tmp_path):
+    c = doctor.check_compiler(REQ, env={"CXX": str(tmp_path / "nope")})
+    assert c.status == doctor.FAIL and "apt-get install g++" in c.fix
+
+
+def test_low_memory_fails_with_swap_advice(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 2000000 kB\nMemAvailable: 1500000 kB\n")
+    c = doctor.check_memory(REQ, cores=8, mem_mb=doctor.meminfo(str(meminfo))["MemAvailable"], env={})
+    assert c.status == doctor.FAIL and "swapon" in c.fix and "1464 MB available" in c.detail
+
+
+def test_jobs_follow_cores_and_memory():
+    assert "runs 8 compile jobs" in doctor.check_memory(REQ, cores=16, mem_mb=16000, env={}).detail
+    c = doctor.check_memory(REQ, cores=16, mem_mb=16000, env={"TVM_WHEELS_JOBS": "12"})
+    assert c.status == doctor.FAIL and "TVM_WHEELS_JOBS=8 pip install ./" in c.fix
+
+
+def test_avx512_variant_on_a_cpu_without_it():
+    c = doctor.check_cpu(variants.load("cpu-avx512"), {"AVX2": True, "AVX512F": False})
+    assert c.status == doctor.FAIL and "missing AVX512F" in c.detail and "TVM_WHEEL_VARIANT=cpu" in c.fix
+    assert doctor.check_cpu(variants.load("cpu"), {"AVX2": True}).status == doctor.PASS
+
+
+def test_llvm_list_marks_supported_static_ones(tmp_path, monkeypatch):
+    fake_tool(tmp_path, "llvm-config-19", 'case "$*" in --version) echo 19.1.7;; *) echo /x/libLLVMCore.a;; esac\n')
+    fake_tool(tmp_path, "llvm-config-23", 'case "$*" in --version) echo 23.1.1;; *) echo /x/libLLVMCore.a;; esac\n')
+    fake_tool(tmp_path, "llvm-config-17", 'case "$*" in --version) echo 17.0.6;; *) exit 1;; esac\n')
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(doctor.glob, "glob", lambda pattern: sorted(tmp_path.glob("llvm-config*"))
+                        if str(tmp_path) in pattern else [])
+    by_name = {c.name.rsplit("/", 1)[-1]: c for c in doctor.check_llvm(REQ) if "/" in c.name}
+    assert by_name["llvm-config-19"].status == doctor.PASS and "static, supported" in by_name["llvm-config-19"].detail
+    assert "not supported by TVM 0.26.0 (15..22)" in by_name["llvm-config-23"].detail
+    assert "shared only" in by_name["llvm-config-17"].detail and by_name["llvm-config-17"].fix == \
+        "apt-get install llvm-17-dev"
+
+
+def test_incomplete_sources_fail_with_the_submodule_command(tmp_path):
+    (tmp_path / "tvm").mkdir()
+    c = doctor.check_sources(tmp_path, REQ)
+    assert c.status == doctor.FAIL and c.fix == "git submodule update --init --recursive"
+
+
+def test_planned_variant_is_a_failure(monkeypatch, tmp_path):
+    checks = doctor.run("cuda-cutlass", root=tmp_path)
+    assert checks[0].status == doctor.FAIL and "planned" in checks[0].detail
+    assert doctor.exit_code(checks) == 2
+
+
+def test_exit_codes():
+    assert doctor.exit_code([doctor.Check("a", doctor.PASS, ""), doctor.Check("b", doctor.INFO, "")]) == 0
+    assert doctor.exit_code([doctor.Check("a", doctor.WARN, "")]) == 1
+    assert doctor.exit_code([doctor.Check("a", doctor.WARN, ""), doctor.Check("b", doctor.FAIL, "")]) == 2
+
+
+def test_cuda_driver_version_comes_from_the_driver_library(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "fakecuda.c"
+    src.write_text("int cuDriverGetVersion(int *v) { *v = 12060; return 0; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"), str(src)], check=True)
+    code = ("import json; from tvm_wheels import doctor, variants; "
+            "print(json.dumps([vars(c) for c in doctor.check_cuda(variants.load('cuda-cutlass'))]))")
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), PYTHONPATH=str(doctor.variants.cmake_dir().parent / "python"))
+    out = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                    check=True).stdout)
+    driver = next(c for c in out if c["name"] == "CUDA driver")
+    assert driver["status"] == "pass" and driver["detail"].startswith("12.6 (cuDriverGetVersion)")

@@ -1,0 +1,67 @@
+"""Release configuration, checked without Docker: matrix = table, workflow schema, cibuildwheel, index."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from cmake_script import ROOT
+from tvm_wheels import variants
+
+sys.path.insert(0, str(ROOT / "tools"))
+import ci_matrix  # noqa: E402
+import make_index  # noqa: E402
+
+WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
+
+
+def test_matrix_is_the_table():
+    expected = {(v.name, a) for v in variants.table() if v.supported for a in v.archs}
+    assert {(e["variant"], e["arch"]) for e in ci_matrix.matrix()["include"]} == expected
+
+
+def test_workflow_builds_the_generated_matrix_and_is_schema_valid():
+    text = WORKFLOW.read_text()
+    assert "python tools/ci_matrix.py" in text and "fromJSON(needs.matrix.outputs.matrix)" in text
+    assert "TVM_WHEEL_VARIANT: ${{ matrix.variant }}" in text
+    check = shutil.which("check-jsonschema") or os.path.join(os.path.dirname(sys.executable), "check-jsonschema")
+    r = subprocess.run([check, "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("variant", [v.name for v in variants.table() if v.supported])
+def test_cibuildwheel_builds_one_wheel_per_variant(variant):
+    env = dict(os.environ, TVM_WHEEL_VARIANT=variant, CIBW_ARCHS="x86_64")
+    r = subprocess.run([sys.executable, "-m", "cibuildwheel", "--platform", "linux", "--print-build-identifiers",
+                        str(ROOT)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["cp312-manylinux_x86_64"]
+
+
+def test_cibuildwheel_repairs_with_the_project_command():
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["cibuildwheel"]
+    assert cfg["repair-wheel-command"].startswith("python {project}/tools/wheelhouse.py repair")
+    assert "--plat manylinux_2_28_" in cfg["repair-wheel-command"]
+    assert "TVM_WHEEL_VARIANT" in cfg["environment-pass"]
+
+
+def test_index_per_variant(tmp_path):
+    wheels = tmp_path / "dist"
+    wheels.mkdir()
+    for label in ("cpu", "avx512", "runtime"):
+        (wheels / f"apache_tvm-0.26.0+{label}-py3-none-manylinux_2_28_x86_64.whl").write_bytes(label.encode())
+    placed = make_index.build(wheels, tmp_path / "index")
+    assert placed == {"cpu": ["apache_tvm-0.26.0+cpu-py3-none-manylinux_2_28_x86_64.whl"],
+                      "cpu-avx512": ["apache_tvm-0.26.0+avx512-py3-none-manylinux_2_28_x86_64.whl"],
+                      "runtime": ["apache_tvm-0.26.0+runtime-py3-none-manylinux_2_28_x86_64.whl"]}
+    page = (tmp_path / "index" / "cpu-avx512" / "apache-tvm" / "index.html").read_text()
+    assert 'href="apache_tvm-0.26.0+avx512-py3-none-manylinux_2_28_x86_64.whl#sha256=' in page
+    meta = json.loads((tmp_path / "index" / "apache-tvm-variants.json").read_text())
+    assert meta["cpu-avx512"]["properties"] == ["x86_64 :: level :: v4"]

@@ -1,0 +1,116 @@
+"""The variant table: one preset file per variant, read the same way by CMake and Python."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from cmake_script import CMAKE, ROOT
+from tvm_wheels import _metadata, cmakedata, variants
+
+SUPPORTED = {"cpu", "cpu-avx512", "runtime"}
+
+
+def test_table_lists_every_preset_file():
+    assert set(variants.names()) == {"cpu", "cpu-avx512", "runtime", "cuda-cutlass", "aarch64-orin"}
+    assert {v.name for v in variants.table() if v.supported} == SUPPORTED
+
+
+def test_labels_are_unique_and_valid_local_versions():
+    from packaging.version import Version
+
+    labels = [v.label for v in variants.table()]
+    assert len(labels) == len(set(labels))
+    for v in variants.table():
+        assert Version(v.version("0.26.0")).local == v.label
+
+
+def test_avx512_inherits_cpu_and_adds_isa():
+    cpu, avx = variants.load("cpu"), variants.load("cpu-avx512")
+    assert avx.march == "x86-64-v4" and "AVX512F" in avx.cpu_features
+    assert cpu.cpu_features == () and cpu.march == ""
+    assert avx.options["USE_LLVM"] == cpu.options["USE_LLVM"] == "ON"
+
+
+def test_runtime_has_no_compiler():
+    rt = variants.load("runtime")
+    assert rt.compiler is False and rt.options["USE_LLVM"] == "OFF"
+
+
+@pytest.mark.parametrize("name", [f"presets/{n}" for n in sorted(variants.names())] + ["requirements"])
+def test_cmake_and_python_read_a_data_file_identically(tmp_path, name):
+    py = cmakedata.read(ROOT / "cmake" / f"{name}.cmake")
+    body = f'include("{ROOT}/cmake/{name}.cmake")\n' + "".join(
+        f'message(STATUS "{k}=${{{k}}}")\n' for k in py)
+    script = tmp_path / "dump.cmake"
+    script.write_text(body)
+    r = subprocess.run([CMAKE, "-P", str(script)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    from_cmake = dict(line.removeprefix("-- ").split("=", 1) for line in r.stdout.splitlines())
+    assert from_cmake == py
+
+
+def test_a_preset_with_logic_is_refused(tmp_path):
+    bad = tmp_path / "bad.cmake"
+    bad.write_text('if(X)\n  set(A 1)\nendif()\n')
+    with pytest.raises(cmakedata.CMakeDataError, match="only set"):
+        cmakedata.read(bad)
+
+
+def test_unknown_variant_lists_valid_ones():
+    with pytest.raises(variants.UnknownVariant) as e:
+        variants.load("gpu")
+    assert "unknown variant 'gpu'" in str(e.value)
+    assert "cpu, cpu-avx512, cuda-cutlass, runtime" in str(e.value).replace("aarch64-orin, ", "")
+
+
+@pytest.mark.parametrize("name,label", [("cpu", "cpu"), ("cpu-avx512", "avx512"), ("runtime", "runtime")])
+def test_version_plugin_labels_the_wheel(monkeypatch, name, label):
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", name)
+    assert _metadata.dynamic_metadata("version") == f"0.26.0+{label}"
+
+
+def test_version_plugin_defaults_to_cpu(monkeypatch):
+    monkeypatch.delenv("TVM_WHEEL_VARIANT", raising=False)
+    assert _metadata.dynamic_metadata("version") == "0.26.0+cpu"
+
+
+def test_build_requires_pull_llvm_only_when_needed(monkeypatch):
+    monkeypatch.delenv("TVM_WHEELS_LLVM", raising=False)
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
+    assert any(r.startswith("xtc-llvm-dev==") for r in _metadata.get_requires_for_dynamic_metadata())
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", "runtime")
+    assert _metadata.get_requires_for_dynamic_metadata() == []
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
+    monkeypatch.setenv("TVM_WHEELS_LLVM", "/usr/lib/llvm-19/bin/llvm-config")
+    assert _metadata.get_requires_for_dynamic_metadata() == []
+
+
+def _configure(tmp_path, variant):
+    env = dict(os.environ, TVM_WHEEL_VARIANT=variant)
+    p = subprocess.run([CMAKE, "-S", str(ROOT), "-B", str(tmp_path / "b"), "-DTVM_WHEELS_CHECKS_ONLY=ON",
+                        "-DTVM_WHEELS_LLVM=system"], capture_output=True, text=True, env=env, timeout=300)
+    return p.returncode, " ".join((p.stdout + p.stderr).split())
+
+
+def test_configure_refuses_unknown_variant_at_once(tmp_path):
+    rc, out = _configure(tmp_path, "cpu-avx1024")
+    assert rc != 0
+    assert "unknown variant 'cpu-avx1024'. Valid variants: aarch64-orin, cpu, cpu-avx512, cuda-cutlass, runtime" in out
+
+
+def test_configure_refuses_planned_variant(tmp_path):
+    rc, out = _configure(tmp_path, "cuda-cutlass")
+    assert rc != 0
+    assert "variant 'cuda-cutlass' is planned" in out and "does not build it yet" in out
+
+
+def test_readme_table_is_the_preset_table():
+    from tvm_wheels import cli
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- variants:begin -->\n", 1)[1].split("\n<!-- variants:end -->", 1)[0]
+    assert block == cli.markdown_table()

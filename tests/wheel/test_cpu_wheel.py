@@ -1,0 +1,88 @@
+"""The cpu wheel as a user gets it: identity, build info, ELF hygiene."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tvm_wheels import cmakedata
+
+pytestmark = pytest.mark.wheel
+ROOT = Path(__file__).resolve().parents[2]
+REQ = cmakedata.read(ROOT / "cmake" / "requirements.cmake")
+
+
+def site_tvm(venv) -> Path:
+    return Path(venv.json("import json, os, tvm; print(json.dumps(os.path.dirname(tvm.__file__)))"))
+
+
+def cli(venv, *args: str) -> str:
+    return subprocess.run([str(venv.bin("tvm-wheels")), *args], capture_output=True, text=True, check=True).stdout
+
+
+def shared_objects(venv) -> list[Path]:
+    return sorted((site_tvm(venv) / "lib").glob("*.so*"))
+
+
+def test_version_carries_the_variant_label(cpu_wheel, cpu_venv):
+    assert cpu_wheel.name.startswith("apache_tvm-0.26.0+cpu-py3-none-")
+    out = cpu_venv.json("""
+        import json, tvm
+        from importlib.metadata import version
+        print(json.dumps([tvm.__version__, version("apache-tvm")]))
+    """)
+    assert out == ["0.26.0+cpu", "0.26.0+cpu"]
+
+
+def test_info_tells_the_truth(cpu_venv):
+    info = json.loads(cli(cpu_venv, "info", "--json"))
+    assert info["variant"] == "cpu" and info["label"] == "cpu" and info["version"] == "0.26.0+cpu"
+    assert info["tvm_commit"] == REQ["TVM_WHEELS_TVM_COMMIT"]
+    assert info["llvm_linkage"] == "static" and info["llvm_version"].startswith("22.1")
+    assert info["llvm_source"].startswith("pip (xtc-llvm-dev==22.1.8.2")
+    assert info["cmake_options"]["USE_LLVM"] == "llvm-config --link-static"
+    assert info["cmake_options"]["HIDE_PRIVATE_SYMBOLS"] == "ON"
+    assert info["compiler"].startswith("GNU ")
+    assert re.fullmatch(r"[0-9a-f]{64}", info["content_key"])
+    assert info["live"]["llvm_enabled"] is True and info["live"]["llvm_version"] == "22"
+    assert info["live"]["tvm_version"] == "0.26.0+cpu"
+    text = cli(cpu_venv, "info")
+    assert re.search(r"^variant\s+cpu$", text, re.M) and re.search(r"llvm_source\s+pip", text)
+
+
+def test_wheel_ships_tvm_libs_but_not_tvm_ffi(cpu_wheel):
+    names = zipfile.ZipFile(cpu_wheel).namelist()
+    libs = sorted(n for n in names if ".so" in n)
+    assert libs == ["tvm/lib/libtvm_compiler.so", "tvm/lib/libtvm_runtime.so", "tvm/lib/libtvm_runtime_extra.so"]
+    assert not any("tvm_ffi" in n for n in names)
+    assert "tvm_wheels/_build_info.json" in names and "tvm/_version.py" in names
+
+
+def test_llvm_is_static_and_runpaths_are_origin_relative(cpu_venv):
+    for so in shared_objects(cpu_venv):
+        dyn = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True).stdout
+        needed = re.findall(r"\(NEEDED\).*\[(.+)\]", dyn)
+        assert not [n for n in needed if "LLVM" in n], (so.name, needed)
+        for path in re.findall(r"\((?:RUNPATH|RPATH)\).*\[(.+)\]", dyn):
+            assert all(p.startswith("$ORIGIN") for p in path.split(":")), (so.name, path)
+
+
+def test_no_build_machine_paths_in_the_binaries(cpu_venv):
+    import wheelhouse
+
+    forbidden = [str(ROOT), str(wheelhouse.cache_root()), "/tmp/pip-", "site-packages/llvm"]
+    for so in shared_objects(cpu_venv):
+        strings = subprocess.run(["strings", "-n", "8", str(so)], capture_output=True, text=True, check=True).stdout
+        hits = sorted({line for line in strings.splitlines() if any(f in line for f in forbidden)})
+        assert not hits, (so.name, hits[:5])
+
+
+def test_guard_passes_on_this_host_and_select_names_an_x86_variant(cpu_venv):
+    assert cpu_venv.json("import json, tvm_wheels.guard as g; print(json.dumps(g.problems()))") == []
+    out = cli(cpu_venv, "select")
+    assert re.match(r"cpu(-avx512)?: ", out) and "pip install ./" in out

