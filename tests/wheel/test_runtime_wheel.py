@@ -55,10 +55,14 @@ def test_runtime_wheel_is_small_and_has_no_compiler(runtime_wheel):
 def test_runtime_wheel_imports_runtime_only_and_refuses_to_compile(runtime_venv):
     proc = runtime_venv.run("""
         import tvm
-        from tvm import te
         assert tvm.base._RUNTIME_ONLY
-        A = te.placeholder((4,), name="A")
-        tvm.build(te.create_prim_func([A, te.compute((4,), lambda i: A[i], name="B")]), target="llvm")
+        try:
+            tvm.build(None, target="llvm")
+        except RuntimeError as e:
+            assert "has no compiler" in str(e), e
+        else:
+            raise AssertionError("tvm.build did not refuse")
+        tvm.compile(None, target="llvm")
     """, check=False)
     assert proc.returncode == 1
     assert "RuntimeError: tvm-wheels: this apache-tvm is the runtime variant (0.26.0+runtime)" in proc.stderr
