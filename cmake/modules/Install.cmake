@@ -7,7 +7,7 @@
 #   tvm/_version.py      the wheel version (tvm.__version__)
 #   tvm/lib/             libtvm_runtime, libtvm_runtime_extra, libtvm_compiler (RUNPATH $ORIGIN)
 #   tvm/include/         runtime headers (C source modules compile against them)
-#   tvm/licenses/ ...    TVM's license files
+#   tvm/licenses/        TVM's third-party license files (TVM's LICENSE and NOTICE are in .dist-info)
 #   tvm_wheels/_build_info.json   what this wheel is and how it was built
 
 set(_py "${TVM_SOURCE_DIR}/python/tvm")
@@ -38,7 +38,6 @@ install(TARGETS ${_libs} LIBRARY DESTINATION tvm/lib COMPONENT wheel)
 install(DIRECTORY "${TVM_SOURCE_DIR}/include/tvm/runtime/" DESTINATION tvm/include/tvm/runtime
   COMPONENT wheel FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY "${TVM_SOURCE_DIR}/licenses/" DESTINATION tvm/licenses COMPONENT wheel)
-install(FILES "${TVM_SOURCE_DIR}/LICENSE" "${TVM_SOURCE_DIR}/NOTICE" DESTINATION tvm COMPONENT wheel)
 
 # ---- build info -----------------------------------------------------------------
 function(_tvm_wheels_git dir out)
@@ -121,3 +120,10 @@ install(FILES "${_gen}/_build_info.json" DESTINATION tvm_wheels COMPONENT wheel)
 # variants / select / doctor read them after install).
 install(DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}/cmake/presets/" DESTINATION tvm_wheels/cmake/presets COMPONENT wheel)
 install(FILES "${CMAKE_CURRENT_SOURCE_DIR}/cmake/requirements.cmake" DESTINATION tvm_wheels/cmake COMPONENT wheel)
+
+# Licenses of what a compiler wheel bundles beyond TVM's own (tvm/licenses):
+# LLVM is linked statically into libtvm_compiler.
+if(TVM_WHEEL_COMPILER)
+  install(FILES "${CMAKE_CURRENT_SOURCE_DIR}/licenses/LICENSE.llvm.txt"
+    DESTINATION "${SKBUILD_METADATA_DIR}/licenses" COMPONENT wheel)
+endif()

@@ -1,12 +1,13 @@
 # cpu-avx512 — the cpu wheel for x86-64-v4 CPUs (AVX-512 F/BW/CD/DQ/VL):
-# TVM's own code is built for x86-64-v4 and the default host target emits
-# AVX-512 code. Importing it on a CPU without these features raises
-# ImportError naming the missing ones (tvm_wheels.guard), before any of
-# its native code loads.
+# TVM's runtime libraries (what runs the models) are built for x86-64-v4, and
+# the default host target emits AVX-512 code (libtvm_compiler keeps the
+# baseline: see TVM_WHEEL_MARCH in CMakeLists.txt). Importing it on a CPU
+# without these features raises ImportError naming the missing ones
+# (tvm_wheels.guard), before any of its native code loads.
 include(${CMAKE_CURRENT_LIST_DIR}/cpu.cmake)
 
 set(TVM_WHEEL_LABEL "avx512")
-set(TVM_WHEEL_SUMMARY "cpu, with TVM and its default target built for x86-64-v4 (AVX-512)")
+set(TVM_WHEEL_SUMMARY "cpu, with TVM's runtime and its default target built for x86-64-v4 (AVX-512)")
 set(TVM_WHEEL_MARCH "x86-64-v4")
 set(TVM_WHEEL_CPU_FEATURES "AVX512F;AVX512CD;AVX512BW;AVX512DQ;AVX512VL")
 set(TVM_WHEEL_HOST_TARGET "x86-64-v4")

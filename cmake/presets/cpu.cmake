@@ -11,7 +11,7 @@ set(TVM_WHEEL_SUMMARY "TVM compiler + runtime, LLVM inside, any x86-64 CPU")
 set(TVM_WHEEL_ARCHS "x86_64")             # machines the wheel is built for
 set(TVM_WHEEL_STATUS "supported")         # supported | planned
 set(TVM_WHEEL_COMPILER ON)                # libtvm_compiler + LLVM, or runtime only
-set(TVM_WHEEL_MARCH "")                   # -march for TVM's own code ("" = toolchain default)
+set(TVM_WHEEL_MARCH "")                   # -march for TVM's runtime libraries ("" = toolchain default)
 set(TVM_WHEEL_CPU_FEATURES "")            # CPUID features the host must have (import guard)
 # Default host target of tvm_wheels.target(): "native" = whatever CPU runs it.
 set(TVM_WHEEL_HOST_TARGET "native")

@@ -212,6 +212,8 @@ def check_installed() -> list[Check]:
     checks = [Check("installed wheel", PASS if not (p := guard.problems()) else FAIL,
                     f"{info['variant']} ({info['version']})" + ("" if not p else ": " + " ".join(p)),
                     "tvm-wheels select" if p else "")]
+    if not p:
+        checks.append(check_module_roundtrip(info))
     libs = sorted(Path(__file__).resolve().parent.parent.joinpath("tvm", "lib").glob("*.so"))
     need = set().union(*(_glibcxx(str(lib)) for lib in libs)) if libs else set()
     import ctypes.util
@@ -233,6 +235,32 @@ def check_installed() -> list[Check]:
                             "" if ok else "install a newer libstdc++6 (or use a wheel built for an older "
                                           "manylinux)"))
     return checks
+
+
+def check_module_roundtrip(info: dict) -> Check:
+    """Compile a kernel, export it, load it back and run it: the wheel's whole path on this host."""
+    import tempfile
+
+    import numpy as np
+    import tvm
+
+    if not info.get("compiler_included"):
+        return Check("compile/export/load", INFO, "runtime-only wheel: loads modules exported elsewhere")
+    from tvm import te
+
+    try:
+        a = te.placeholder((8,), name="a")
+        mod = tvm.build(te.create_prim_func([a, te.compute((8,), lambda i: a[i] + 1.0, name="b")]), target="llvm")
+        with tempfile.TemporaryDirectory() as d:
+            mod.export_library(os.path.join(d, "k.so"))
+            out = tvm.runtime.tensor(np.zeros(8, "float32"))
+            tvm.runtime.load_module(os.path.join(d, "k.so"))["main"](tvm.runtime.tensor(np.ones(8, "float32")), out)
+        ok = bool((out.numpy() == 2).all())
+    except Exception as e:  # the point of the check is to report it
+        return Check("compile/export/load", FAIL, f"{type(e).__name__}: {str(e).splitlines()[0]}",
+                     "export_library needs a C compiler on PATH (apt-get install gcc)")
+    return Check("compile/export/load", PASS if ok else FAIL, "a kernel compiled here exports, loads and runs"
+                 if ok else "the exported kernel gave wrong results")
 
 
 def run(variant_name: str | None = None, root: Path | None = None) -> list[Check]:

@@ -18,7 +18,7 @@ def tree(tmp_path, monkeypatch):
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "tools").mkdir()
     shutil.copy(ROOT / "tools" / "wheelhouse.py", tmp_path / "tools" / "wheelhouse.py")
-    for name in ("cmake", "patches", "python"):
+    for name in ("cmake", "licenses", "patches", "python"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "tvm" / "src").mkdir(parents=True)
     (tmp_path / "tvm" / "src" / "a.cc").write_text("int a;\n")

@@ -1,0 +1,38 @@
+"""`tvm-wheels doctor` after install: the wheel against this host, outside any source tree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.wheel
+
+
+def doctor(venv, tmp_path, *args):
+    p = subprocess.run([str(venv.bin("tvm-wheels")), "doctor", "--json", *args], capture_output=True, text=True,
+                       cwd=tmp_path)
+    return p.returncode, {c["name"]: c for c in json.loads(p.stdout)}
+
+
+@pytest.mark.parametrize("venv_fixture,variant,roundtrip", [("cpu_venv", "cpu", "pass"),
+                                                             ("runtime_venv", "runtime", "info")])
+def test_installed_wheel_fits_this_host(request, tmp_path, venv_fixture, variant, roundtrip):
+    rc, checks = doctor(request.getfixturevalue(venv_fixture), tmp_path, "--variant", variant)
+    assert checks["installed wheel"]["status"] == "pass" and checks["installed wheel"]["detail"].startswith(variant)
+    assert checks["compile/export/load"]["status"] == roundtrip
+    assert checks["libstdc++"]["status"] == "pass" and "GLIBCXX_" in checks["libstdc++"]["detail"]
+    assert "C++ compiler" not in checks  # no source tree here: no build checks
+    assert rc == 0
+
+
+def test_installed_wheel_with_wrong_ffi_is_reported(runtime_venv, tmp_path):
+    runtime_venv.pip("apache-tvm-ffi==0.1.15.post2")
+    try:
+        rc, checks = doctor(runtime_venv, tmp_path)
+    finally:
+        runtime_venv.pip("apache-tvm-ffi==0.1.14.post1")
+    assert rc == 2
+    assert checks["installed wheel"]["status"] == "fail"
+    assert "apache-tvm-ffi 0.1.15.post2 is installed" in checks["installed wheel"]["detail"]

@@ -1,0 +1,55 @@
+"""Every built variant wheel as a file: auditwheel's verdict, its libraries, check-wheel-contents."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.wheel
+ROOT = Path(__file__).resolve().parents[2]
+# What a wheel's ELF files may need: each other, libtvm_ffi (from apache-tvm-ffi), and the
+# C/C++ runtime every manylinux system provides. Anything else would have to be bundled.
+ALLOWED_NEEDED = re.compile(r"^(libtvm_runtime\.so|libtvm_ffi\.so|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libc\.so\.6|"
+                            r"libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|ld-linux-x86-64\.so\.2)$")
+
+
+@pytest.fixture(params=["cpu", "cpu-avx512", "runtime"])
+def wheel(request):
+    return request.getfixturevalue({"cpu": "cpu_wheel", "cpu-avx512": "avx512_wheel",
+                                    "runtime": "runtime_wheel"}[request.param])
+
+
+def test_auditwheel_policy_is_the_tag_and_nothing_unexpected_is_needed(wheel, tmp_path):
+    show = subprocess.run([sys.executable, "-m", "auditwheel", "show", str(wheel)], capture_output=True, text=True,
+                          check=True).stdout
+    flat = " ".join(show.split())
+    tag = re.search(r'This constrains the platform tag to "([^"]+)"', flat).group(1)
+    assert wheel.name.endswith(f"-py3-none-{tag}.whl"), (wheel.name, tag)
+    glibc = max((tuple(map(int, v.split("."))) for v in re.findall(r"GLIBC_(\d+\.\d+)", flat)))
+    assert tag.startswith("manylinux_") and glibc <= tuple(map(int, tag.split("_")[1:3]))
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(tmp_path)
+    for so in tmp_path.glob("tvm/lib/*.so"):
+        dyn = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True).stdout
+        needed = re.findall(r"\(NEEDED\).*\[(.+)\]", dyn)
+        assert [n for n in needed if not ALLOWED_NEEDED.match(n)] == [], (so.name, needed)
+        runpaths = re.findall(r"\((?:RUNPATH|RPATH)\).*\[(.+)\]", dyn)
+        assert all(p.startswith("$ORIGIN") for r in runpaths for p in r.split(":")), (so.name, runpaths)
+
+
+def test_check_wheel_contents_is_clean(wheel):
+    r = subprocess.run([sys.executable, "-m", "check_wheel_contents", str(wheel)], capture_output=True, text=True,
+                       cwd=ROOT)  # reads [tool.check-wheel-contents]
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_licenses_of_what_is_bundled(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    licenses = {n.split("/licenses/", 1)[1] for n in names if ".dist-info/licenses/" in n}
+    assert {"LICENSE", "tvm/NOTICE"} <= licenses
+    assert ("LICENSE.llvm.txt" in licenses) == ("tvm/lib/libtvm_compiler.so" in names)
