@@ -15,6 +15,7 @@ set(TVM_WHEEL_MARCH "")                   # -march for TVM's runtime libraries (
 set(TVM_WHEEL_CPU_FEATURES "")            # CPUID features the host must have (import guard)
 # Default host target of tvm_wheels.target(): "native" = whatever CPU runs it.
 set(TVM_WHEEL_HOST_TARGET "native")
+set(TVM_WHEEL_HOST_MATTR "")              # LLVM target features added to it
 set(TVM_WHEEL_VARIANT_PROPERTIES "")      # PEP 825 properties (namespace :: feature :: value)
 # Shared libraries the wheel needs but must not bundle (auditwheel repair --exclude):
 # libtvm_ffi comes from the apache-tvm-ffi wheel it depends on.

@@ -11,15 +11,19 @@ from . import buildinfo
 
 def host():
     """tvm.target.Target for this wheel's default host code: the preset's TVM_WHEEL_HOST_TARGET
-    as LLVM mcpu ("native" = the CPU running this)."""
+    as LLVM mcpu ("native" = the CPU running this), with TVM_WHEEL_HOST_MATTR features."""
     import tvm
 
-    mcpu = buildinfo.load()["host_target"]
+    info = buildinfo.load()
+    mcpu = info["host_target"]
     if not mcpu:
         raise RuntimeError("tvm-wheels: this is a runtime-only wheel; it has no compile target")
     if mcpu == "native":
         mcpu = tvm.target.codegen.llvm_get_system_cpu()
-    return tvm.target.Target({"kind": "llvm", "mcpu": mcpu})
+    spec = {"kind": "llvm", "mcpu": mcpu}
+    if info.get("host_mattr"):
+        spec["mattr"] = list(info["host_mattr"])
+    return tvm.target.Target(spec)
 
 
 def compile(mod, target=None, **kwargs):  # noqa: A001 - mirrors tvm.compile

@@ -36,6 +36,7 @@ class Variant:
     march: str
     cpu_features: tuple[str, ...]
     host_target: str
+    host_mattr: tuple[str, ...]
     properties: tuple[str, ...]
     repair_exclude: tuple[str, ...]
     options: dict[str, str]
@@ -64,6 +65,7 @@ def load(name: str, directory: Path | None = None) -> Variant:
         march=v.get("TVM_WHEEL_MARCH", ""),
         cpu_features=tuple(cmakedata.as_list(v.get("TVM_WHEEL_CPU_FEATURES", ""))),
         host_target=v.get("TVM_WHEEL_HOST_TARGET", ""),
+        host_mattr=tuple(cmakedata.as_list(v.get("TVM_WHEEL_HOST_MATTR", ""))),
         properties=tuple(cmakedata.as_list(v.get("TVM_WHEEL_VARIANT_PROPERTIES", ""))),
         repair_exclude=tuple(cmakedata.as_list(v.get("TVM_WHEEL_REPAIR_EXCLUDE", ""))),
         options={k: val for k, val in v.items() if not k.startswith("TVM_WHEEL_")},
