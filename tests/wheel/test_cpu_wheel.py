@@ -49,6 +49,11 @@ def test_info_tells_the_truth(cpu_venv):
     assert info["cmake_options"]["HIDE_PRIVATE_SYMBOLS"] == "ON"
     assert info["compiler"].startswith("GNU ")
     assert re.fullmatch(r"[0-9a-f]{64}", info["content_key"])
+    import datetime
+
+    epoch = datetime.datetime.fromtimestamp(int(REQ["TVM_WHEELS_SOURCE_DATE_EPOCH"]), datetime.timezone.utc)
+    assert info["build_date"] == epoch.strftime("%Y-%m-%dT%H:%M:%SZ")  # built by tools/wheelhouse.py: reproducible
+    assert info["build_date_source"].startswith("SOURCE_DATE_EPOCH")
     assert info["live"]["llvm_enabled"] is True and info["live"]["llvm_version"] == "22"
     assert info["live"]["tvm_version"] == "0.26.0+cpu"
     text = cli(cpu_venv, "info")
