@@ -180,9 +180,9 @@ def check_cuda(variant: variants.Variant) -> list[Check]:
         return []
     checks = []
     nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
-    checks.append(Check("CUDA toolkit", PASS if nvcc else FAIL, _out([nvcc, "--version"]).splitlines()[-1]
-                        if nvcc and _out([nvcc, "--version"]) else "nvcc not found",
-                        "" if nvcc else "install the CUDA toolkit (or pip install nvidia-cuda-nvcc)"))
+    banner = _out([nvcc, "--version"]) if nvcc else None
+    checks.append(Check("CUDA toolkit", PASS if banner else FAIL, banner.splitlines()[-1] if banner else
+                        "nvcc not found", "" if banner else "install the CUDA toolkit (or pip install nvidia-cuda-nvcc)"))
     try:
         import ctypes
 

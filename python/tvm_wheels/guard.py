@@ -41,7 +41,7 @@ def _cpu_problem(info: dict) -> str | None:
     missing = host.missing_features(required)
     if not missing:
         return None
-    fits = [v for v in host.fitting_variants(compiler=bool(info.get("compiler_included", True)))]
+    fits = host.fitting_variants(compiler=bool(info.get("compiler_included", True)))
     fix = (f"install the {fits[0].name} variant instead: TVM_WHEEL_VARIANT={fits[0].name} pip install ./ "
            f"(or apache-tvm=={fits[0].version(info['tvm_version'])} from its index)") if fits else \
         "install a variant without CPU requirements (tvm-wheels select)"
@@ -71,7 +71,8 @@ def refuse_compiling_if_runtime_only(namespace: dict, runtime_only: bool) -> Non
     if not runtime_only:
         return
     try:
-        what = f"the {buildinfo.load()['variant']} variant ({buildinfo.load()['version']})"
+        info = buildinfo.load()
+        what = f"the {info['variant']} variant ({info['version']})"
     except buildinfo.NotBuilt:
         what = "a runtime-only build"
 
