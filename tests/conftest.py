@@ -58,6 +58,10 @@ class Venv:
     def bin(self, name: str) -> Path:
         return self.path / "bin" / name
 
+    def tvm_dir(self) -> Path:
+        """Where `import tvm` finds the package in this venv."""
+        return Path(self.json("import json, os, tvm; print(json.dumps(os.path.dirname(tvm.__file__)))"))
+
 
 def make_venv(path: Path, label: str, *requirements: str) -> Venv:
     venv.EnvBuilder(with_pip=True, clear=True).create(path)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,7 +25,7 @@ def test_identity_and_default_target(avx512_wheel, avx512_venv):
 
 
 def test_tvm_itself_is_compiled_with_avx512(avx512_venv):
-    lib = Path(avx512_venv.json("import json, os, tvm; print(json.dumps(os.path.dirname(tvm.__file__)))"))
+    lib = avx512_venv.tvm_dir()
     asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(lib / "lib" / "libtvm_runtime.so")],
                          capture_output=True, text=True, check=True).stdout
     assert "%zmm" in asm or "{%k" in asm  # EVEX-encoded instructions: the reason the guard exists

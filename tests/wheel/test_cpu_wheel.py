@@ -17,16 +17,12 @@ ROOT = Path(__file__).resolve().parents[2]
 REQ = cmakedata.read(ROOT / "cmake" / "requirements.cmake")
 
 
-def site_tvm(venv) -> Path:
-    return Path(venv.json("import json, os, tvm; print(json.dumps(os.path.dirname(tvm.__file__)))"))
-
-
 def cli(venv, *args: str) -> str:
     return subprocess.run([str(venv.bin("tvm-wheels")), *args], capture_output=True, text=True, check=True).stdout
 
 
 def shared_objects(venv) -> list[Path]:
-    return sorted((site_tvm(venv) / "lib").glob("*.so*"))
+    return sorted((venv.tvm_dir() / "lib").glob("*.so*"))
 
 
 def test_version_carries_the_variant_label(cpu_wheel, cpu_venv):
@@ -74,7 +70,7 @@ def test_llvm_is_linked_statically(cpu_venv):
         dyn = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True, check=True).stdout
         needed = re.findall(r"\(NEEDED\).*\[(.+)\]", dyn)
         assert not [n for n in needed if "LLVM" in n], (so.name, needed)
-    syms = subprocess.run(["nm", "-D", "--defined-only", str(site_tvm(cpu_venv) / "lib" / "libtvm_compiler.so")],
+    syms = subprocess.run(["nm", "-D", "--defined-only", str(cpu_venv.tvm_dir() / "lib" / "libtvm_compiler.so")],
                           capture_output=True, text=True, check=True).stdout
     assert "LLVMContext" not in syms  # LLVM is inside, with its symbols hidden (HIDE_PRIVATE_SYMBOLS)
 

@@ -7,7 +7,6 @@ module; a release outside it must be refused at import with the fix, not crash.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
