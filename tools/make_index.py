@@ -5,7 +5,8 @@
 
 INDEX_DIR/<variant>/apache-tvm/index.html lists that variant's wheels (by the local
 version label), so `pip install apache-tvm --index-url <base>/<variant>/` picks it.
-INDEX_DIR/apache-tvm-variants.json maps variants to their labels and PEP 825 properties.
+INDEX_DIR/apache-tvm-variants.json is the PEP 825 (draft) index-level variant metadata: each
+variant label with its properties, the same data as the wheels' .dist-info/variant.json.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from packaging.utils import parse_wheel_filename
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
-from tvm_wheels import variants  # noqa: E402
+from tvm_wheels import variants, wheel_variant  # noqa: E402
 
 
 def build(wheels: Path, index: Path) -> dict[str, list[str]]:
@@ -42,8 +43,7 @@ def build(wheels: Path, index: Path) -> dict[str, list[str]]:
         (index / variant / "index.html").write_text(
             '<!DOCTYPE html>\n<html><body>\n<a href="apache-tvm/">apache-tvm</a>\n</body></html>\n')
     (index / "apache-tvm-variants.json").write_text(json.dumps(
-        {v.name: {"label": v.label, "properties": list(v.properties), "status": v.status}
-         for v in variants.table()}, indent=1) + "\n")
+        wheel_variant.metadata([by_label[label] for label in sorted(by_label)]), indent=2, sort_keys=True) + "\n")
     return placed
 
 

@@ -40,6 +40,7 @@ from tvm_wheels import cmakedata, variants  # noqa: E402
 
 KEY_VERSION = "tvm-wheels-content-key-v1"
 BUILD_FILES = ["pyproject.toml", "CMakeLists.txt", "LICENSE", "cmake", "licenses", "patches", "python",
+               "tuning",
                "tools/wheelhouse.py", "tvm"]
 # Environment variables that change what a build produces.
 BUILD_ENV = ["TVM_WHEELS_LLVM", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CMAKE_ARGS", "SKBUILD_CMAKE_ARGS",
@@ -181,8 +182,6 @@ def make_wheel(variant: str, out: Path, *, key: str, build_dir: str | None = Non
         TVM_WHEELS_PROJECT_COMMIT=_project_commit(),
         SOURCE_DATE_EPOCH=variants.requirements()["TVM_WHEELS_SOURCE_DATE_EPOCH"],
         PATH=f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-        # ninja's progress line with the remaining time (ninja >= 1.12)
-        NINJA_STATUS=os.environ.get("NINJA_STATUS", "[%f/%t %p, %w elapsed, ETA %W] "),
         **(extra_env or {}),
     )
     raw_dir = Path(tempfile.mkdtemp(prefix="raw-", dir=out))

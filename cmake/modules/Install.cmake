@@ -9,6 +9,8 @@
 #   tvm/include/         runtime headers (C source modules compile against them)
 #   tvm/licenses/        TVM's third-party license files (TVM's LICENSE and NOTICE are in .dist-info)
 #   tvm_wheels/_build_info.json   what this wheel is and how it was built
+#   tvm_wheels/tuning/<id>/       the variant's tuning database, if its preset names one
+#   .dist-info/variant.json       PEP 825 variant metadata, if its preset lists properties
 
 set(_py "${TVM_SOURCE_DIR}/python/tvm")
 set(_gen "${CMAKE_CURRENT_BINARY_DIR}/tvm_wheels_generated")
@@ -105,6 +107,7 @@ _info_set(cmake "${CMAKE_VERSION}")
 _info_set(march "${TVM_WHEEL_MARCH}")
 _info_set(host_target "${TVM_WHEEL_HOST_TARGET}")
 _info_set_list(host_mattr "${TVM_WHEEL_HOST_MATTR}")
+_info_set(tuning_db "${TVM_WHEEL_TUNING_DB}")
 _info_set(llvm_version "${TVM_WHEELS_LLVM_VERSION}")
 _info_set(llvm_source "${TVM_WHEELS_LLVM_SOURCE}")
 _info_set(llvm_linkage "${_linkage}")
@@ -130,6 +133,31 @@ install(FILES "${_gen}/_build_info.json" DESTINATION tvm_wheels COMPONENT wheel)
 # variants / select / doctor read them after install).
 install(DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}/cmake/presets/" DESTINATION tvm_wheels/cmake/presets COMPONENT wheel)
 install(FILES "${CMAKE_CURRENT_SOURCE_DIR}/cmake/requirements.cmake" DESTINATION tvm_wheels/cmake COMPONENT wheel)
+
+# PEP 825 (draft) wheel-variant metadata, for variant-aware installers: .dist-info/variant.json
+# with the preset's TVM_WHEEL_VARIANT_PROPERTIES, made by the same code as the index-level file.
+if(TVM_WHEEL_VARIANT_PROPERTIES)
+  execute_process(
+    COMMAND "${Python_EXECUTABLE}" -m tvm_wheels.wheel_variant "${TVM_WHEEL_VARIANT}" "${_gen}/variant.json"
+    WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}/python" RESULT_VARIABLE _rc ERROR_VARIABLE _err)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "tvm-wheels: cannot write the variant metadata of ${TVM_WHEEL_VARIANT}: ${_err}"
+      "Fix: correct TVM_WHEEL_VARIANT_PROPERTIES in cmake/presets/${TVM_WHEEL_VARIANT}.cmake")
+  endif()
+  install(FILES "${_gen}/variant.json" DESTINATION "${SKBUILD_METADATA_DIR}" COMPONENT wheel)
+endif()
+
+# The variant's tuning database (tuning/<target id>/): only its own, so records for one
+# target never ship in another variant's wheel.
+if(TVM_WHEEL_TUNING_DB)
+  set(_db "${CMAKE_CURRENT_SOURCE_DIR}/tuning/${TVM_WHEEL_TUNING_DB}")
+  if(NOT EXISTS "${_db}/database_tuning_record.json")
+    message(FATAL_ERROR "tvm-wheels: ${TVM_WHEEL_VARIANT} ships the tuning database tuning/${TVM_WHEEL_TUNING_DB}, "
+      "which is missing. Fix: restore it from git, or make it with tools/tune_db.py")
+  endif()
+  install(DIRECTORY "${_db}/" DESTINATION "tvm_wheels/tuning/${TVM_WHEEL_TUNING_DB}" COMPONENT wheel
+    FILES_MATCHING PATTERN "database_*.json" PATTERN "budget.json")
+endif()
 
 # Licenses of what a compiler wheel bundles beyond TVM's own (tvm/licenses):
 # LLVM is linked statically into libtvm_compiler.

@@ -14,5 +14,7 @@ set(TVM_WHEEL_HOST_TARGET "x86-64-v4")
 # LLVM's x86-64-v4 tuning prefers 256-bit vectors (ymm): measured, a vectorized
 # loop then has no zmm instruction at all. Full-width AVX-512 is what this wheel is for.
 set(TVM_WHEEL_HOST_MATTR "-prefer-256-bit")
+# MetaSchedule records for that target (ResNet-50 + a BERT block; budget in budget.json)
+set(TVM_WHEEL_TUNING_DB "llvm-x86-64-v4--prefer-256-bit")
 set(TVM_WHEEL_VARIANT_PROPERTIES "x86_64 :: level :: v4")
 

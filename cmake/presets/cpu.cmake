@@ -16,6 +16,10 @@ set(TVM_WHEEL_CPU_FEATURES "")            # CPUID features the host must have (i
 # Default host target of tvm_wheels.target(): "native" = whatever CPU runs it.
 set(TVM_WHEEL_HOST_TARGET "native")
 set(TVM_WHEEL_HOST_MATTR "")              # LLVM target features added to it
+# Tuning database shipped for the default target: tuning/<id>/, made by tools/tune_db.py;
+# <id> is tvm_wheels.tuning.target_id of the host target. None for "native": no one
+# database fits every CPU; `tvm-wheels tune` makes one for the machine at hand.
+set(TVM_WHEEL_TUNING_DB "")
 set(TVM_WHEEL_VARIANT_PROPERTIES "")      # PEP 825 properties (namespace :: feature :: value)
 # Shared libraries the wheel needs but must not bundle (auditwheel repair --exclude):
 # libtvm_ffi comes from the apache-tvm-ffi wheel it depends on.

@@ -5,6 +5,8 @@
     tvm-wheels select [--json]     the variant (and install command) for this host
     tvm-wheels doctor [--variant V] [--json]   build requirements / installed wheel vs this host;
                                    exit 0 pass, 1 warnings, 2 failures
+    tvm-wheels tune MODEL.onnx [--trials N] [--out DIR]   tune a model for this host; later
+                                   tvm_wheels.compile calls use the records
 """
 
 from __future__ import annotations
@@ -102,6 +104,43 @@ def cmd_doctor(args) -> int:
     return doctor.exit_code(checks)
 
 
+# What `tune` imports beyond the wheel's own dependencies (the wheel's [tune] extra).
+TUNE_DEPS = {"onnx": "onnx", "psutil": "psutil", "cloudpickle": "cloudpickle", "xgboost": "xgboost-cpu"}
+
+
+def cmd_tune(args) -> int:
+    import importlib.util
+    from pathlib import Path
+
+    from . import tuning
+
+    if not buildinfo.load().get("host_target"):
+        print("tvm-wheels tune: this is the runtime-only wheel; it cannot compile or tune. "
+              "Fix: tune with a compiler variant (TVM_WHEEL_VARIANT=cpu pip install ./) and ship the "
+              "exported library to this machine", file=sys.stderr)
+        return 2
+    missing = [pkg for mod, pkg in TUNE_DEPS.items() if importlib.util.find_spec(mod) is None]
+    if missing:
+        print(f"tvm-wheels tune needs {', '.join(missing)} (MetaSchedule's cost model and workers). "
+              f"Fix: pip install {' '.join(missing)}   (or install the wheel with its [tune] extra)",
+              file=sys.stderr)
+        return 2
+    model = Path(args.model)
+    if not model.is_file():
+        print(f"tvm-wheels tune: no such file: {model}", file=sys.stderr)
+        return 2
+    target = tuning.tuning_target(json.loads(args.target) if args.target else None)
+    out = Path(args.out) if args.out else tuning.user_root()
+    mod = tuning.from_onnx(model)
+    print(f"tuning {model.name} for {tuning.target_id(target)} ({target.attrs['num-cores']} cores), "
+          f"{args.trials} measured trials per task, into {out / tuning.target_id(target)}", flush=True)
+    tuning.tune(mod, target, out, args.trials, progress=lambda line: print(line, flush=True))
+    print("done. tvm_wheels.compile uses these records for this target"
+          + ("" if out == tuning.user_root() else f" when TVM_WHEELS_TUNING_DB={out}")
+          + "; run again with a higher --trials to continue from them")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tvm-wheels", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -114,6 +153,15 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--markdown", action="store_true", help="the README table")
         if name == "doctor":
             p.add_argument("--variant", default=None, help="the variant to check for (default: $TVM_WHEEL_VARIANT or cpu)")
+    tune = sub.add_parser("tune", help="tune an ONNX model's operators for this host with MetaSchedule")
+    tune.add_argument("model", help="ONNX file (static shapes)")
+    tune.add_argument("--trials", type=int, default=16,
+                      help="measured trials per task (total; records already in the database count)")
+    tune.add_argument("--out", default=None,
+                      help="database root (default: $TVM_WHEELS_TUNING_DB or ~/.cache/tvm-wheels/tuning)")
+    tune.add_argument("--target", default=None, help='target as JSON (default: the variant\'s, e.g. '
+                      '\'{"kind": "llvm", "mcpu": "x86-64-v4"}\')')
+    tune.set_defaults(func=cmd_tune)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

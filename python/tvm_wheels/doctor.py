@@ -216,7 +216,6 @@ def check_installed() -> list[Check]:
         checks.append(check_module_roundtrip(info))
     libs = sorted(Path(__file__).resolve().parent.parent.joinpath("tvm", "lib").glob("*.so"))
     need = set().union(*(_glibcxx(str(lib)) for lib in libs)) if libs else set()
-    import ctypes.util
 
     have_path = None
     for cand in ("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/aarch64-linux-gnu/libstdc++.so.6",
@@ -275,9 +274,16 @@ def run(variant_name: str | None = None, root: Path | None = None) -> list[Check
                             "yet", "tvm-wheels variants (pick a supported one)"))
     checks += [check_cpu(variant), *check_cuda(variant)]
     if (root / "CMakeLists.txt").exists() and (root / "cmake" / "presets").is_dir():  # a source tree: build checks
-        checks += [check_compiler(req), check_tool("cmake", "3.24"), check_tool("ninja", "1.10"),
+        checks += [check_compiler(req), check_tool("cmake", _pyproject_minimum(root, "cmake")),
+                   check_tool("ninja", _pyproject_minimum(root, "ninja")),
                    *(check_llvm(req) if variant.compiler else []), check_sources(root, req), check_memory(req)]
     return checks
+
+
+def _pyproject_minimum(root: Path, tool: str) -> str:
+    """The `<tool>.version = ">=X"` that scikit-build-core enforces in pyproject.toml (no tomllib on 3.10)."""
+    m = re.search(rf'^{tool}\.version\s*=\s*">=([0-9.]+)"', (root / "pyproject.toml").read_text(), re.M)
+    return m.group(1) if m else "0"
 
 
 def exit_code(checks: list[Check]) -> int:

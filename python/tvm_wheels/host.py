@@ -12,6 +12,17 @@ import platform
 from . import variants
 
 
+def cpu_name() -> str:
+    """The CPU's model name, for benchmark records (not for decisions: features come from CPUID)."""
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8", errors="replace"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def cpu_features() -> dict[str, bool]:
     try:
         from numpy._core._multiarray_umath import __cpu_features__  # numpy >= 2

@@ -1,7 +1,8 @@
 """The variant's default host target, so users get its ISA without knowing TVM's target syntax.
 
-    import tvm_wheels.target
-    ex = tvm_wheels.target.compile(mod)          # tvm.compile(mod, target=host())
+    import tvm_wheels, tvm_wheels.target
+    tvm_wheels.target.host()      # e.g. {"kind": "llvm", "mcpu": "x86-64-v4", "mattr": ["-prefer-256-bit"]}
+    tvm_wheels.compile(mod)       # compiles for it, with schedules (tvm_wheels.schedules)
 """
 
 from __future__ import annotations
@@ -25,8 +26,3 @@ def host():
         spec["mattr"] = list(info["host_mattr"])
     return tvm.target.Target(spec)
 
-
-def compile(mod, target=None, **kwargs):  # noqa: A001 - mirrors tvm.compile
-    import tvm
-
-    return tvm.compile(mod, target=target or host(), **kwargs)

@@ -37,6 +37,7 @@ class Variant:
     cpu_features: tuple[str, ...]
     host_target: str
     host_mattr: tuple[str, ...]
+    tuning_db: str
     properties: tuple[str, ...]
     repair_exclude: tuple[str, ...]
     options: dict[str, str]
@@ -66,6 +67,7 @@ def load(name: str, directory: Path | None = None) -> Variant:
         cpu_features=tuple(cmakedata.as_list(v.get("TVM_WHEEL_CPU_FEATURES", ""))),
         host_target=v.get("TVM_WHEEL_HOST_TARGET", ""),
         host_mattr=tuple(cmakedata.as_list(v.get("TVM_WHEEL_HOST_MATTR", ""))),
+        tuning_db=v.get("TVM_WHEEL_TUNING_DB", ""),
         properties=tuple(cmakedata.as_list(v.get("TVM_WHEEL_VARIANT_PROPERTIES", ""))),
         repair_exclude=tuple(cmakedata.as_list(v.get("TVM_WHEEL_REPAIR_EXCLUDE", ""))),
         options={k: val for k, val in v.items() if not k.startswith("TVM_WHEEL_")},

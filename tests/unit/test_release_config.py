@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -64,4 +65,19 @@ def test_index_per_variant(tmp_path):
     page = (tmp_path / "index" / "cpu-avx512" / "apache-tvm" / "index.html").read_text()
     assert 'href="apache_tvm-0.26.0+avx512-py3-none-manylinux_2_28_x86_64.whl#sha256=' in page
     meta = json.loads((tmp_path / "index" / "apache-tvm-variants.json").read_text())
-    assert meta["cpu-avx512"]["properties"] == ["x86_64 :: level :: v4"]
+    assert meta["variants"]["avx512"] == {"x86_64": {"level": ["v4"]}}
+    assert meta["variants"]["cu130"] == {"nvidia": {"cuda_version_lower_bound": ["13.0"]}}
+    assert "cpu" not in meta["variants"]  # no properties: a plain wheel
+    assert meta["default-priorities"]["namespace"] == ["nvidia", "x86_64"]
+
+
+def test_variant_metadata_follows_pep_825_and_refuses_bad_properties():
+    from tvm_wheels import wheel_variant
+
+    avx = variants.load("cpu-avx512")
+    assert wheel_variant.metadata([avx]) == {
+        "$schema": wheel_variant.SCHEMA, "default-priorities": {"namespace": ["x86_64"]},
+        "variants": {"avx512": {"x86_64": {"level": ["v4"]}}}}
+    bad = dataclasses.replace(avx, properties=("x86_64 : level : v4",))
+    with pytest.raises(ValueError, match="not a PEP 825 property"):
+        wheel_variant.metadata([bad])

@@ -47,8 +47,8 @@ def test_default_target_compiles_correct_code(avx512_venv, tmp_path):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((64, 128)).astype("float32"), rng.standard_normal((128, 32)).astype("float32")
     np.savez(tmp_path / "ab.npz", a=a, b=b)
-    avx512_venv.run(f"""
-        import numpy as np, tvm, tvm_wheels.target
+    report = avx512_venv.json(f"""
+        import json, numpy as np, tvm, tvm_wheels
         from tvm import relax
         from tvm.script import relax as R
         d = np.load({str(tmp_path / "ab.npz")!r})
@@ -58,11 +58,14 @@ def test_default_target_compiles_correct_code(avx512_venv, tmp_path):
             with bb.dataflow():
                 y = bb.emit_output(relax.op.matmul(x, w))
             bb.emit_func_output(y)
-        ex = tvm_wheels.target.compile(bb.get())
+        report = []
+        ex = tvm_wheels.compile(bb.get(), report=report)
         ex.export_library({str(tmp_path / "mm.so")!r})
         vm = relax.VirtualMachine(ex, tvm.cpu())
         np.save({str(tmp_path / "out.npy")!r}, vm["main"](tvm.runtime.tensor(d["a"]), tvm.runtime.tensor(d["b"])).numpy())
-    """)
+        print(json.dumps({{e.function: e.source for e in report}}))
+    """, env={"TVM_WHEELS_TUNING_DB": str(tmp_path)})
+    assert report == {"matmul": "rules"}  # a shape no database has: MetaSchedule's rules schedule it
     np.testing.assert_allclose(np.load(tmp_path / "out.npy"), a @ b, rtol=1e-4, atol=1e-4)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import zipfile
 
 import pytest
@@ -66,6 +67,15 @@ def test_runtime_wheel_imports_runtime_only_and_refuses_to_compile(runtime_venv)
     assert proc.returncode == 1
     assert "RuntimeError: tvm-wheels: this apache-tvm is the runtime variant (0.26.0+runtime)" in proc.stderr
     assert "has no compiler" in proc.stderr and "TVM_WHEEL_VARIANT=cpu pip install ./" in proc.stderr
+
+
+def test_runtime_wheel_refuses_to_tune(runtime_venv, tmp_path):
+    (tmp_path / "m.onnx").write_bytes(b"")
+    proc = subprocess.run([str(runtime_venv.bin("tvm-wheels")), "tune", str(tmp_path / "m.onnx")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert "runtime-only wheel; it cannot compile or tune" in proc.stderr
+    assert "TVM_WHEEL_VARIANT=cpu pip install ./" in proc.stderr
 
 
 def test_official_exports_run_in_runtime_wheel(official_venv, runtime_venv, tmp_path):

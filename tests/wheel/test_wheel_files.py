@@ -53,3 +53,18 @@ def test_licenses_of_what_is_bundled(wheel):
     licenses = {n.split("/licenses/", 1)[1] for n in names if ".dist-info/licenses/" in n}
     assert {"LICENSE", "tvm/NOTICE"} <= licenses
     assert ("LICENSE.llvm.txt" in licenses) == ("tvm/lib/libtvm_compiler.so" in names)
+
+
+def test_variant_metadata_only_where_the_preset_has_properties(wheel):
+    import json
+
+    from tvm_wheels import variants, wheel_variant
+
+    names = zipfile.ZipFile(wheel).namelist()
+    found = [n for n in names if n.endswith(".dist-info/variant.json")]
+    variant = next(v for v in variants.table() if f"+{v.label}-" in wheel.name)
+    if variant.properties:
+        assert len(found) == 1
+        assert json.loads(zipfile.ZipFile(wheel).read(found[0])) == wheel_variant.metadata([variant])
+    else:
+        assert found == []

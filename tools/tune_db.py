@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Build the tuning database shipped in a CPU variant's wheel.
+
+Run with the Python of a venv where that variant's wheel is installed, on a machine with the
+variant's CPU features; the target is the variant's default (tvm_wheels.target.host()):
+
+    python tools/tune_db.py --trials 8,16,32
+
+Tunes the documented workload set (WORKLOADS) in rounds: every task to 8 measured trials,
+then to 16, then 32. Each round resumes from the database, so a stopped run loses nothing.
+After each round it compiles ResNet-50 with the database and measures its latency: the curve
+of latency vs trials is kept with the budget in budget.json beside the database, in
+tuning/<target id>/ (the preset's TVM_WHEEL_TUNING_DB names it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from models import resnet50, transformer  # noqa: E402
+
+# What the shipped database covers: ResNet-50 (conv2d, dense, pooling) and one BERT-base
+# encoder block (matmul, softmax, layer norm, GELU), batch 1, float32.
+WORKLOADS = {"resnet50": resnet50, "bert_block": transformer}
+
+
+def latency_ms(mod, model, target, db, repeat=10) -> float:
+    import tvm
+    from tvm import relax
+
+    from tvm_wheels import schedules
+
+    vm = relax.VirtualMachine(schedules.compile(mod, target, databases=[db]), tvm.cpu())
+    x = tvm.runtime.tensor(model.sample_input(seed=1))
+    vm["main"](x)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        vm["main"](x)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def main() -> int:
+    import tvm
+
+    from tvm_wheels import buildinfo, host, tuning
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trials", default="8,16,32", help="rounds: measured trials per task, increasing")
+    parser.add_argument("--out", type=Path, default=ROOT / "tuning",
+                        help="where the shipped database goes (best record per workload)")
+    parser.add_argument("--merge", type=Path, default=None, metavar="DB_ROOT",
+                        help="instead of tuning: merge a database that `tvm-wheels tune --out DB_ROOT` wrote "
+                             "(its <target id> directory) into the shipped one, keeping the best record per workload")
+    parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "tvm-wheels" / "tune-db",
+                        help="the full search history, kept to resume")
+    args = parser.parse_args()
+    rounds = [int(t) for t in args.trials.split(",")]
+    target = tuning.tuning_target(None)
+    tid = tuning.target_id(target)
+    budget_path = args.out / tid / "budget.json"
+    budget = json.loads(budget_path.read_text()) if budget_path.exists() else {"rounds": []}
+    if args.merge:
+        sources = [tuning.Database(args.out / tid), tuning.Database(args.merge / tid)]
+        merged = tuning.export(sources, Path(tempfile.mkdtemp(prefix="tune-db-merge-")))
+        tuning.export(merged, args.out / tid)
+        budget.setdefault("merged", []).append({"date": datetime.date.today().isoformat(),
+                                                "records": len(sources[1].ms.get_all_tuning_records())})
+        budget_path.write_text(json.dumps(budget, indent=1, sort_keys=True) + "\n")
+        print(f"merged {args.merge / tid} into {args.out / tid}")
+        return 0
+    mods = {name: tuning.from_onnx_model(m.build(seed=0)) for name, m in WORKLOADS.items()}
+    logs = Path(tempfile.mkdtemp(prefix="tune-db-logs-"))
+    def measured() -> int:
+        return len(tuning.Database(args.work / tid, writable=True).ms.get_all_tuning_records())
+
+    for trials in rounds:
+        start, before = time.monotonic(), measured()
+        for name, mod in mods.items():
+            print(f"== {name}: {trials} trials per task", flush=True)
+            db = tuning.tune(mod, target, args.work, trials, logs=logs / name,
+                             progress=lambda line: print(line, flush=True))
+        seconds = time.monotonic() - start
+        ran = measured() > before
+        budget_db = tuning.export(db, Path(tempfile.mkdtemp(prefix="tune-db-round-")), first=trials)
+        ms = latency_ms(mods["resnet50"], resnet50, target, budget_db)
+        print(f"== round {trials}: {seconds / 60:.1f} min, ResNet-50 {ms:.1f} ms", flush=True)
+        # seconds: tuning time of the round, summed over the runs that resumed it;
+        # resnet50_ms: with each workload's first `trials` measurements only (reproducible from the history)
+        # (None: tuned by runs that did not record their time)
+        prev = next((r for r in budget["rounds"] if r["trials_per_task"] == trials), {"seconds": None})
+        total = (prev["seconds"] or 0.0) + seconds if ran or prev["seconds"] is not None else None
+        budget["rounds"] = sorted([r for r in budget["rounds"] if r is not prev] + [{
+            "trials_per_task": trials, "seconds": None if total is None else round(total, 1),
+            "resnet50_ms": round(ms, 2)}],
+            key=lambda r: r["trials_per_task"])
+        budget.update({
+            "target": json.loads(str(target)), "target_id": tid, "workloads": sorted(WORKLOADS),
+            "tasks": {name: len(tuning.tasks(mod, target)) for name, mod in mods.items()},
+            "trials_per_task": budget["rounds"][-1]["trials_per_task"], "tvm": tvm.__version__, "variant": buildinfo.load()["variant"],
+            "host": {"machine": platform.machine(), "cores": tuning.physical_cores(), "cpu": host.cpu_name()},
+            "date": datetime.date.today().isoformat(), "script": "tools/tune_db.py",
+        })
+        # what ships: the largest budget measured
+        tuning.export(db, args.out / tid, first=budget["trials_per_task"])
+        budget_path.write_text(json.dumps(budget, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
