@@ -69,6 +69,15 @@ def test_index_per_variant(tmp_path):
     assert meta["variants"]["cu130"] == {"nvidia": {"cuda_version_lower_bound": ["13.0"]}}
     assert "cpu" not in meta["variants"]  # no properties: a plain wheel
     assert meta["default-priorities"]["namespace"] == ["nvidia", "x86_64"]
+    # for variant-aware installers: PEP 825 file names and the per-version metadata beside them
+    variant_index = tmp_path / "index" / "variants" / "apache-tvm"
+    labelled = "apache_tvm-0.26.0+avx512-py3-none-manylinux_2_28_x86_64-avx512.whl"
+    assert (variant_index / labelled).read_bytes() == b"avx512"
+    assert json.loads((variant_index / "apache_tvm-0.26.0+avx512-variants.json").read_text())["variants"] == {
+        "avx512": {"x86_64": {"level": ["v4"]}}}
+    page = (variant_index / "index.html").read_text()
+    assert f'href="{labelled}#sha256=' in page and 'href="apache_tvm-0.26.0+avx512-variants.json#sha256=' in page
+    assert 'href="apache_tvm-0.26.0+cpu-py3-none-manylinux_2_28_x86_64.whl#sha256=' in page  # plain fallback
 
 
 def test_variant_metadata_follows_pep_825_and_refuses_bad_properties():
