@@ -81,6 +81,7 @@ def main() -> int:
         print(f"merged {args.merge / tid} into {args.out / tid}")
         return 0
     mods = {name: tuning.from_onnx_model(m.build(seed=0)) for name, m in WORKLOADS.items()}
+    task_counts = {name: len(tuning.tasks(mod, target)) for name, mod in mods.items()}  # once, not per round
     logs = Path(tempfile.mkdtemp(prefix="tune-db-logs-"))
     def measured() -> int:
         return len(tuning.Database(args.work / tid, writable=True).ms.get_all_tuning_records())
@@ -107,7 +108,7 @@ def main() -> int:
             key=lambda r: r["trials_per_task"])
         budget.update({
             "target": json.loads(str(target)), "target_id": tid, "workloads": sorted(WORKLOADS),
-            "tasks": {name: len(tuning.tasks(mod, target)) for name, mod in mods.items()},
+            "tasks": task_counts,
             "trials_per_task": budget["rounds"][-1]["trials_per_task"], "tvm": tvm.__version__, "variant": buildinfo.load()["variant"],
             "host": {"machine": platform.machine(), "cores": tuning.physical_cores(), "cpu": host.cpu_name()},
             "date": datetime.date.today().isoformat(), "script": "tools/tune_db.py",
