@@ -171,9 +171,10 @@ def _project_commit() -> str:
 
 
 def make_wheel(variant: str, out: Path, *, key: str, build_dir: str | None = None, verbose: bool = True,
-               extra_env: dict | None = None) -> Path:
-    """`pip wheel` of this checkout for one variant, repaired by auditwheel, into out/. No cache."""
-    env = build_env()
+               extra_env: dict | None = None, env: Path | None = None) -> Path:
+    """`pip wheel` of this checkout for one variant, repaired by auditwheel, into out/. No cache.
+    env: the build_env() venv, when the caller has it already."""
+    env = env or build_env()
     build_env_vars = dict(
         os.environ,
         TVM_WHEEL_VARIANT=variant,
@@ -200,7 +201,8 @@ def make_wheel(variant: str, out: Path, *, key: str, build_dir: str | None = Non
 def build(variant: str, *, verbose: bool = True) -> Path:
     """The variant's wheel for the current inputs: reused from the cache, or built and stored."""
     variants.load(variant)  # unknown names fail here, listing the valid ones
-    key, manifest = content_key(variant, build_env())
+    env = build_env()
+    key, manifest = content_key(variant, env)
     slot = cache_root() / "wheels" / variant / key
     wheels = sorted(slot.glob("*.whl"))
     if wheels and (slot / "manifest.json").exists():
@@ -210,7 +212,7 @@ def build(variant: str, *, verbose: bool = True) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f"{variant}-", dir=cache_root()))
     started = time.time()
     try:
-        wheel = make_wheel(variant, tmp, key=key, verbose=verbose)
+        wheel = make_wheel(variant, tmp, key=key, verbose=verbose, env=env)
         manifest.update(key=key, seconds=round(time.time() - started), wheel=wheel.name,
                         bytes=wheel.stat().st_size, project_commit=_project_commit())
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

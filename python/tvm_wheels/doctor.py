@@ -263,17 +263,25 @@ def check_module_roundtrip(info: dict) -> Check:
 
 
 def run(variant_name: str | None = None, root: Path | None = None) -> list[Check]:
+    """variant_name: the variant to check; None: the one a build here would make (a source tree),
+    else the installed wheel's."""
     req = variants.requirements()
     checks = check_installed()
     if root is None:  # the project checkout we run from, if any
         candidates = [Path.cwd(), Path(__file__).resolve().parent.parent.parent]
         root = next((c for c in candidates if (c / "cmake" / "presets").is_dir()), candidates[0])
+    source_tree = (root / "CMakeLists.txt").exists() and (root / "cmake" / "presets").is_dir()
+    if variant_name is None and not source_tree and variants.ENV not in os.environ:
+        try:
+            variant_name = buildinfo.load()["variant"]
+        except buildinfo.NotBuilt:
+            pass
     variant = variants.load(variant_name or variants.selected())
     if not variant.supported:
         checks.append(Check("variant", FAIL, f"{variant.name} is {variant.status}: this project does not build it "
                             "yet", "tvm-wheels variants (pick a supported one)"))
     checks += [check_cpu(variant), *check_cuda(variant)]
-    if (root / "CMakeLists.txt").exists() and (root / "cmake" / "presets").is_dir():  # a source tree: build checks
+    if source_tree:  # build checks
         checks += [check_compiler(req), check_tool("cmake", _pyproject_minimum(root, "cmake")),
                    check_tool("ninja", _pyproject_minimum(root, "ninja")),
                    *(check_llvm(req) if variant.compiler else []), check_sources(root, req), check_memory(req)]

@@ -1,11 +1,14 @@
 """Compile with schedules: tuning records first, MetaSchedule's rules for the rest.
 
 TVM 0.26's default CPU pipeline legalizes every op to TIR and schedules none of it. This
-pipeline inserts one step after legalization and fusion: each PrimFunc gets the best record
-of the tuning databases (the user's, from `tvm-wheels tune`, then the one shipped in the
-wheel for its variant), and a function no database knows gets one schedule drawn, with a fixed
-seed, from MetaSchedule's CPU rules (tiling, parallel, vectorize, unroll). No op stays
-unscheduled; `report` says which source scheduled each one.
+pipeline converts convolutions to NHWC and inserts one step after legalization and fusion
+(tuning.front_passes): each PrimFunc gets the best record of the tuning databases (the
+user's, from `tvm-wheels tune`, then the one shipped in the wheel for its variant), and a
+function no database knows gets one schedule drawn, with a fixed seed, from MetaSchedule's
+CPU rules (tiling, parallel, vectorize, unroll). No op stays unscheduled. A schedule may lay a
+constant weight out in the order its loops read it; that reordering is done once, at compile
+time. `report` says which source scheduled each function and whether its weights were
+prepacked.
 
     import tvm_wheels
     report = []
@@ -14,8 +17,8 @@ unscheduled; `report` says which source scheduled each one.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from dataclasses import dataclass
 
 from . import tuning
 
@@ -23,13 +26,16 @@ log = logging.getLogger("tvm_wheels.schedules")
 
 RULES_SEED = 0
 SCHEDULED = "tirx.is_scheduled"
+# the names relax.transform.SplitLayoutRewritePreproc gives the two halves of a function
+PREPACKED, PREPACK = "_prepacked", "_weight_prepack"
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Entry:
     function: str
     source: str  # "database:<path>", "rules" or "unscheduled: <why>"
     latency_us: float | None = None  # the record's measured latency, for database entries
+    prepacked: bool = False  # its weights were re-laid out for the schedule at compile time
 
 
 def _from_database(func, target, databases):
@@ -92,17 +98,73 @@ def schedule(mod, target, databases=None, report: list | None = None):
     return tvm.IRModule(out, attrs=mod.attrs)
 
 
-def pipeline(target, databases=None, report: list | None = None):
-    """TVM's CPU pipeline (relax/backend/cpu_generic) with `schedule` after fusion."""
-    import tvm
+def fold_weight_prepack(target):
+    """A pass that runs each weight reordering whose inputs are constants once, at compile time.
 
+    relax.transform.SplitLayoutRewritePreproc moves a schedule's weight reorderings into
+    *_weight_prepack functions; relax.transform.FoldConstant leaves those in place, because it
+    folds only calls with one output and they return one tensor per weight."""
+    import tvm
+    from tvm import relax
+    from tvm.relax.expr_functor import PyExprMutator, mutator
+
+    call_tir = tvm.ir.Op.get("relax.call_tir")
+
+    @mutator
+    class _Fold(PyExprMutator):
+        def __init__(self, mod):
+            super().__init__(mod)
+            self.mod, self.built = mod, {}
+
+        def visit_call_(self, call):
+            if not (call.op.same_as(call_tir) and call.args[0].name_hint.endswith(PREPACK)
+                    and all(isinstance(a, relax.Constant) for a in call.args[1].fields)):
+                return call
+            gv = call.args[0]
+            if gv not in self.built:
+                func = self.mod[gv].with_attr("global_symbol", "main")
+                self.built[gv] = tvm.compile(tvm.IRModule({"main": func}), target=target)
+            outs = [tvm.runtime.empty([int(d) for d in t.shape.values], str(t.dtype)) for t in call.ty.fields]
+            self.built[gv]["main"](*(a.data for a in call.args[1].fields), *outs)
+            return relax.Tuple([relax.Constant(o) for o in outs])
+
+    @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.FoldWeightPrepack")
+    def _pass(mod, _ctx):
+        folder = _Fold(mod)
+        for gv, func in mod.functions_items():
+            if isinstance(func, relax.Function):
+                folder.builder_.update_func(gv, folder.visit_expr(func))
+        return folder.builder_.get()
+
+    return _pass
+
+
+def pipeline(target, databases=None, report: list | None = None):
+    """TVM's CPU pipeline (relax/backend/cpu_generic) with `schedule` after fusion (the stage of
+    tuning.front_passes), then the weight reorderings that schedules chose split out and folded
+    into the constants, so they cost nothing per call."""
+    import tvm
+    from tvm import relax
     from tvm.relax.backend.cpu_generic import pipeline as cpu
 
     @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.Schedule")
     def _schedule(mod, _ctx):
         return schedule(mod, target, databases, report)
 
-    passes = (cpu.library_dispatch_passes(target) + cpu.legalize_passes(target) + [_schedule]
+    @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.NotePrepacked")
+    def _note_prepacked(mod, _ctx):
+        names = {gv.name_hint for gv in mod.get_global_vars()}
+        if report is not None:
+            report[:] = [dataclasses.replace(e, prepacked=f"{e.function}{PREPACKED}" in names) for e in report]
+        left = sorted(n for n in names if n.endswith(PREPACK))
+        if left:  # weights that are parameters, not constants, are re-laid out on every call
+            log.warning("weights re-laid out on every call by %s: pass the weights as constants "
+                        "(from_onnx(..., keep_params_in_input=False))", ", ".join(left))
+        return mod
+
+    passes = (tuning.front_passes(target)
+              + [_schedule, relax.transform.SplitLayoutRewritePreproc(), fold_weight_prepack(target),
+                 relax.transform.CanonicalizeBindings(), relax.transform.DeadCodeElimination(), _note_prepacked]
               + cpu.dataflow_lower_passes(target) + cpu.finalize_passes(target))
 
     @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.Pipeline")

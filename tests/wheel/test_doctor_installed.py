@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -11,8 +12,9 @@ pytestmark = pytest.mark.wheel
 
 
 def doctor(venv, tmp_path, *args):
+    env = {k: v for k, v in os.environ.items() if k != "TVM_WHEEL_VARIANT"}
     p = subprocess.run([str(venv.bin("tvm-wheels")), "doctor", "--json", *args], capture_output=True, text=True,
-                       cwd=tmp_path)
+                       cwd=tmp_path, env=env)
     return p.returncode, {c["name"]: c for c in json.loads(p.stdout)}
 
 
@@ -24,6 +26,13 @@ def test_installed_wheel_fits_this_host(request, tmp_path, venv_fixture, variant
     assert checks["compile/export/load"]["status"] == roundtrip
     assert checks["libstdc++"]["status"] == "pass" and "GLIBCXX_" in checks["libstdc++"]["detail"]
     assert "C++ compiler" not in checks  # no source tree here: no build checks
+    assert rc == 0
+
+
+@pytest.mark.parametrize("venv_fixture,variant", [("avx512_venv", "cpu-avx512"), ("runtime_venv", "runtime")])
+def test_doctor_checks_the_installed_variant_when_none_is_named(request, tmp_path, venv_fixture, variant):
+    rc, checks = doctor(request.getfixturevalue(venv_fixture), tmp_path)
+    assert checks["CPU"]["detail"].startswith(f"{variant} runs here"), checks["CPU"]
     assert rc == 0
 
 
