@@ -152,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         if name == "variants":
             p.add_argument("--markdown", action="store_true", help="the README table")
         if name == "doctor":
-            p.add_argument("--variant", default=None, help="the variant to check for (default: $TVM_WHEEL_VARIANT or cpu)")
+            p.add_argument("--variant", default=None, help="the variant to check for (default: $TVM_WHEEL_VARIANT; "
+                           "outside a source tree the installed wheel's; else cpu)")
     tune = sub.add_parser("tune", help="tune an ONNX model's operators for this host with MetaSchedule")
     tune.add_argument("model", help="ONNX file (static shapes)")
     tune.add_argument("--trials", type=int, default=16,
