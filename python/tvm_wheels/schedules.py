@@ -38,12 +38,10 @@ class Entry:
     prepacked: bool = False  # its weights were re-laid out for the schedule at compile time
 
 
-def _from_database(func, target, databases):
+def _from_database(mod, target, databases):
     """(scheduled PrimFunc, Entry) from the first database with a record for this target."""
     from tvm.s_tir import Schedule
-    from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
 
-    mod = _normalize_mod(func)
     for db in databases:
         record = db.best(mod, target)
         if record is None:
@@ -54,13 +52,11 @@ def _from_database(func, target, databases):
     return None, None
 
 
-def _from_rules(func, target):
+def _from_rules(mod, target):
     """One schedule from MetaSchedule's design space for `target`, postprocessed; None if no
     seed in a few gives a valid one."""
     from tvm.s_tir import meta_schedule as ms
-    from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
 
-    mod = _normalize_mod(func)
     for seed in range(RULES_SEED, RULES_SEED + 4):
         ctx = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply",
                              search_strategy="replay-trace", rand_state=seed, num_threads=1)
@@ -73,6 +69,7 @@ def _from_rules(func, target):
 def schedule(mod, target, databases=None, report: list | None = None):
     """`mod` with every unscheduled PrimFunc scheduled; appends an Entry per function to `report`."""
     import tvm
+    from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
 
     target = tuning.tuning_target(target)
     databases = tuning.databases(target) if databases is None else databases
@@ -81,9 +78,10 @@ def schedule(mod, target, databases=None, report: list | None = None):
         if not isinstance(func, tvm.tirx.PrimFunc) or (func.attrs and func.attrs.get(SCHEDULED)):
             out[gv] = func
             continue
-        new, entry = _from_database(func, target, databases)
+        work = _normalize_mod(func)  # the workload as MetaSchedule keys and schedules it
+        new, entry = _from_database(work, target, databases)
         if new is None:
-            new = _from_rules(func, target)
+            new = _from_rules(work, target)
             entry = Entry("", "rules") if new is not None else Entry("", "unscheduled: no valid schedule")
         if new is None:
             new = func

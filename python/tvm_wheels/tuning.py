@@ -25,7 +25,7 @@ BUILD_TIMEOUT_S = 300
 FAILED_SECS = 1e9  # MetaSchedule records a failed build or run as 1e10 s
 # Convolutions in NHWC: the output channels are the innermost axis, so a schedule vectorizes
 # them 16 wide on AVX-512 even where the image is 7x7 or read with stride 2. Measured here with
-# 32 trials each (3x3 convs of ResNet-50): NCHW 28-62 GFLOP/s, NHWC 95-145 GFLOP/s.
+# 32 trials each (convs of ResNet-50): NCHW 28-62 GFLOP/s, NHWC with prepacked weights 95-164.
 LAYOUTS = {"relax.nn.conv2d": ["NHWC", "OHWI"]}
 
 
@@ -122,8 +122,8 @@ def databases(target) -> list[Database]:
 
 
 def _mark_constant_weights(mod):
-    """relax.transform.AttachAttrLayoutFreeBuffers for constants, in place: that pass also marks
-    weights passed as parameters, and renames every function it touches."""
+    """relax.transform.AttachAttrLayoutFreeBuffers for constants only, keeping each function's
+    name: that pass also marks weights passed as parameters, and renames every function it touches."""
     import tvm
     from tvm import relax
 
