@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ResNet-50 (ONNX, batch 1, seeded random weights) latency, side by side, in one run:
 
-- the official apache-tvm 0.26.0 wheel, tvm.compile with target "llvm" (TVM's default pipeline);
+- the official apache-tvm 0.26.0 wheel, tvm.compile with target "llvm" (TVM's default pipeline),
+  with TVM's default thread pool (half the logical CPUs on x86-64) and with one thread per core;
 - this project's cpu-avx512 wheel, tvm.compile with its default target (same pipeline);
 - this project's cpu and cpu-avx512 wheels, tvm_wheels.compile (their defaults: the shipped
   tuning database, MetaSchedule's rules for the rest);
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -34,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tools"), str(ROOT / "python")]
 from conftest import MODEL_DEPS, OFFICIAL, make_venv  # noqa: E402
 from models import resnet50  # noqa: E402
-from tvm_wheels import host  # noqa: E402
+from tvm_wheels import host, threads  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -64,7 +66,7 @@ times = []
 for _ in range(int(os.environ["BENCH_REPEAT"])):
     t = time.perf_counter(); vm["main"](x); times.append(time.perf_counter() - t)
 np.save(os.path.join(d, "out.npy"), out)
-print(json.dumps({"target": str(target), "compile": how, "schedules": sources, "compile_s": compile_s, "median_ms": statistics.median(times) * 1e3,
+print(json.dumps({"target": str(target), "compile": how, "schedules": sources, "threads": tvm.runtime.num_threads(), "compile_s": compile_s, "median_ms": statistics.median(times) * 1e3,
                   "times_ms": [t * 1e3 for t in times], "tvm": tvm.__version__}))
 """
 
@@ -77,6 +79,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--tune", default="2,4,8", help="tvm-wheels tune budgets (trials per task), increasing")
     args = parser.parse_args()
+    for v in threads.VARIABLES:  # each engine's own default pool, unless its row sets one
+        os.environ.pop(v, None)
     RESULTS.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="bench-resnet50-"))
     model = resnet50.build(seed=0)
@@ -99,33 +103,38 @@ def main() -> int:
         "cpu-avx512": make_venv(work / "v-avx512", "cpu-avx512", str(wheels["cpu-avx512"]), *MODEL_DEPS),
     }
     user_db = work / "user-tuning-db"  # what `tvm-wheels tune` writes; empty until the tune rows
-    engines = [("official apache-tvm, tvm.compile llvm", "official", "llvm", "tvm"),
-               ("tvm-wheels cpu-avx512, tvm.compile default target", "cpu-avx512", "default", "tvm"),
-               ("tvm-wheels cpu, tvm_wheels.compile", "cpu", "default", "tvm_wheels"),
-               ("tvm-wheels cpu-avx512, tvm_wheels.compile", "cpu-avx512", "default", "tvm_wheels")]
-    engines += [(f"tvm-wheels cpu, after tvm-wheels tune --trials {n}", "cpu", "default", "tvm_wheels", n)
+    cores = str(host.physical_cores())
+    # (name, venv, target, compile path, extra environment, tvm-wheels tune budget)
+    engines = [("official apache-tvm, tvm.compile llvm", "official", "llvm", "tvm", {}, None),
+               (f"official apache-tvm, tvm.compile llvm, TVM_NUM_THREADS={cores}", "official", "llvm", "tvm",
+                {"TVM_NUM_THREADS": cores}, None),
+               ("tvm-wheels cpu-avx512, tvm.compile default target", "cpu-avx512", "default", "tvm", {}, None),
+               ("tvm-wheels cpu, tvm_wheels.compile", "cpu", "default", "tvm_wheels", {}, None),
+               ("tvm-wheels cpu-avx512, tvm_wheels.compile", "cpu-avx512", "default", "tvm_wheels", {}, None)]
+    engines += [(f"tvm-wheels cpu, after tvm-wheels tune --trials {n}", "cpu", "default", "tvm_wheels", {}, n)
                 for n in (int(t) for t in args.tune.split(",") if t)]
     rows = []
-    for name, venv, target, how, *tune in engines:
+    for name, venv, target, how, extra_env, tune in engines:
         tuning = {}
         if tune:
             t = time.perf_counter()
             subprocess.run([str(venvs[venv].bin("tvm-wheels")), "tune", str(work / "resnet50.onnx"),
-                            "--trials", str(tune[0]), "--out", str(user_db)], check=True)
-            tuning = {"tune_trials_per_task": tune[0], "tune_s": time.perf_counter() - t}
+                            "--trials", str(tune), "--out", str(user_db)], check=True)
+            tuning = {"tune_trials_per_task": tune, "tune_s": time.perf_counter() - t}
         r = venvs[venv].json(TVM_RUN, env={"BENCH_DIR": str(work), "BENCH_TARGET": target, "BENCH_COMPILE": how,
-                                           "BENCH_REPEAT": str(args.repeat), "TVM_WHEELS_TUNING_DB": str(user_db)})
+                                           "BENCH_REPEAT": str(args.repeat), "TVM_WHEELS_TUNING_DB": str(user_db),
+                                           **extra_env})
         r["max_abs_diff_vs_ort"] = float(np.abs(np.load(work / "out.npy") - expected).max())
         rows.append({"engine": name, **r, **tuning})
         print(f"{name:<55} {r['median_ms']:9.1f} ms  (compile {r['compile_s']:.0f} s, "
-              f"max |diff| vs ort {r['max_abs_diff_vs_ort']:.2g}, schedules: {', '.join(r['schedules'])})", flush=True)
+              f"{r['threads']} threads, max |diff| vs ort {r['max_abs_diff_vs_ort']:.2g}, schedules: {', '.join(r['schedules'])})", flush=True)
     rows.append({"engine": "onnxruntime (CPU)", "median_ms": statistics.median(ort_times), "times_ms": ort_times,
-                 "ort": ort.__version__})
+                 "ort": ort.__version__, "threads": "onnxruntime's default (one per core)"})
     print(f"{'onnxruntime':<55} {statistics.median(ort_times):9.1f} ms")
 
     data = {
         "what": "ResNet-50 ONNX (tests/models/resnet50.py, seed 0), batch 1, median of repeated runs",
-        "machine": {"cpu_count": __import__("os").cpu_count(), "machine": platform.machine(),
+        "machine": {"cpu_count": os.cpu_count(), "cores": host.physical_cores(), "machine": platform.machine(),
                     "processor": host.cpu_name()},
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "repeat": args.repeat,

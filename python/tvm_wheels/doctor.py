@@ -168,9 +168,8 @@ def check_cpu(variant: variants.Variant, features: dict | None = None) -> Check:
         return Check("CPU", FAIL, f"{variant.name} is built for {', '.join(variant.archs)}, this is {host.machine()}",
                      "tvm-wheels select")
     if missing:
-        fits = host.fitting_variants(features)
         return Check("CPU", FAIL, f"{variant.name} needs {', '.join(variant.cpu_features)}; missing "
-                     f"{', '.join(missing)}", f"TVM_WHEEL_VARIANT={fits[0].name} pip install ./" if fits else "")
+                     f"{', '.join(missing)}", host.variant_fix(features))
     return Check("CPU", PASS, f"{variant.name} runs here" + (f" ({', '.join(variant.cpu_features)})"
                                                            if variant.cpu_features else ""))
 
@@ -213,7 +212,7 @@ def check_installed() -> list[Check]:
                     f"{info['variant']} ({info['version']})" + ("" if not p else ": " + " ".join(p)),
                     "tvm-wheels select" if p else "")]
     if not p:
-        checks.append(check_module_roundtrip(info))
+        checks += [check_module_roundtrip(info), check_threads()]
     libs = sorted(Path(__file__).resolve().parent.parent.joinpath("tvm", "lib").glob("*.so"))
     need = set().union(*(_glibcxx(str(lib)) for lib in libs)) if libs else set()
 
@@ -234,6 +233,21 @@ def check_installed() -> list[Check]:
                             "" if ok else "install a newer libstdc++6 (or use a wheel built for an older "
                                           "manylinux)"))
     return checks
+
+
+def check_threads(env=os.environ) -> Check:
+    """The thread pool `import tvm` started against the cores this process may use."""
+    import tvm
+
+    from . import threads
+
+    used, cores = tvm.runtime.num_threads(), host.physical_cores()
+    source = "sized by tvm-wheels on import" if threads.set_on_import else \
+        next((f"{v}={env[v]}" for v in threads.VARIABLES if env.get(v)), "TVM's default")
+    text = f"TVM runs {used} threads on {cores} cores ({source})"
+    if used < cores:
+        return Check("threads", WARN, text, f"unset {' and '.join(threads.VARIABLES)}, or set TVM_NUM_THREADS={cores}")
+    return Check("threads", PASS if used == cores else INFO, text)
 
 
 def check_module_roundtrip(info: dict) -> Check:

@@ -41,10 +41,7 @@ def _cpu_problem(info: dict) -> str | None:
     missing = host.missing_features(required)
     if not missing:
         return None
-    fits = host.fitting_variants(compiler=bool(info.get("compiler_included", True)))
-    fix = (f"install the {fits[0].name} variant instead: TVM_WHEEL_VARIANT={fits[0].name} pip install ./ "
-           f"(or apache-tvm=={fits[0].version(info['tvm_version'])} from its index)") if fits else \
-        "install a variant without CPU requirements (tvm-wheels select)"
+    fix = host.variant_fix(compiler=bool(info.get("compiler_included", True)), tvm_version=info["tvm_version"])
     return (f"this apache-tvm wheel is the {info['variant']} variant ({info['version']}), compiled for CPUs with "
             f"{', '.join(required)}; this CPU lacks {', '.join(missing)}, and running it would crash with an "
             f"illegal instruction. Fix: {fix}")

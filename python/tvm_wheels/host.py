@@ -7,7 +7,9 @@ can report features that the CPU (or an emulator) does not execute.
 
 from __future__ import annotations
 
+import os
 import platform
+from pathlib import Path
 
 from . import variants
 
@@ -21,6 +23,19 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def physical_cores(cpus: set[int] | None = None, sysfs: Path = Path("/sys/devices/system/cpu")) -> int:
+    """Cores this process may run on, each core's hyper-threads counted once."""
+    cpus = (os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))) \
+        if cpus is None else cpus
+    cores = set()
+    for cpu in cpus:
+        try:  # the same text ("0,32", "4-5") for every hyper-thread of one core
+            cores.add((sysfs / f"cpu{cpu}" / "topology" / "thread_siblings_list").read_text().strip())
+        except OSError:  # no topology (a container without /sys, another OS): a CPU is a core
+            cores.add(str(cpu))
+    return max(len(cores), 1)
 
 
 def cpu_features() -> dict[str, bool]:
@@ -52,3 +67,13 @@ def fitting_variants(features: dict[str, bool] | None = None, arch: str | None =
         and (compiler is None or v.compiler == compiler)
     ]
     return sorted(fits, key=lambda v: (-len(v.cpu_features), v.name))
+
+
+def variant_fix(features: dict[str, bool] | None = None, compiler: bool | None = None,
+                tvm_version: str | None = None) -> str:
+    """What to install on a CPU that cannot run a variant: the most specific variant that fits it."""
+    fits = fitting_variants(features, compiler=compiler)
+    if not fits:
+        return "install a variant without CPU requirements (tvm-wheels select)"
+    fix = f"install the {fits[0].name} variant instead: TVM_WHEEL_VARIANT={fits[0].name} pip install ./"
+    return fix + (f" (or apache-tvm=={fits[0].version(tvm_version)} from its index)" if tvm_version else "")

@@ -18,6 +18,8 @@ import re
 import time
 from pathlib import Path
 
+from . import host
+
 SHIPPED = Path(__file__).resolve().parent / "tuning"
 # MetaSchedule's 30 s builder timeout fails candidates when the machine is busy (measured: a
 # 64x256x128 matmul, 2 cores shared with another tuning run); a failed candidate is a lost trial.
@@ -37,15 +39,6 @@ def user_root() -> Path:
     return cache / "tvm-wheels" / "tuning"
 
 
-def physical_cores() -> int:
-    try:
-        import psutil
-
-        return psutil.cpu_count(logical=False) or os.cpu_count() or 1
-    except ImportError:
-        return os.cpu_count() or 1
-
-
 def tuning_target(target=None):
     """The target as MetaSchedule needs it: the variant's default when None, with num-cores set."""
     import tvm
@@ -55,7 +48,7 @@ def tuning_target(target=None):
     target = default.host() if target is None else tvm.target.Target(target)
     spec = dict(target.export())
     if "num-cores" not in spec or int(spec["num-cores"]) <= 0:
-        spec["num-cores"] = physical_cores()
+        spec["num-cores"] = host.physical_cores()
         target = tvm.target.Target(spec)
     return target
 

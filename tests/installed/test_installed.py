@@ -8,6 +8,8 @@ TVM_WHEEL_VARIANT names the variant expected.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -47,3 +49,19 @@ def test_compiles_and_runs_a_kernel_or_refuses_clearly():
     out = tvm.runtime.tensor(np.zeros(n, dtype="float32"))
     f["main"](tvm.runtime.tensor(x), out)
     np.testing.assert_allclose(out.numpy(), x * x - 1.0, rtol=1e-6)
+
+
+def cores_by_lscpu() -> int:
+    """Cores from util-linux, not from tvm_wheels: the CPUs this process may use, hyper-threads once."""
+    rows = subprocess.run(["lscpu", "-p=CPU,CORE,SOCKET"], capture_output=True, text=True, check=True).stdout
+    allowed = os.sched_getaffinity(0)
+    return len({(core, socket) for cpu, core, socket in
+                (line.split(",") for line in rows.splitlines() if not line.startswith("#")) if int(cpu) in allowed})
+
+
+@pytest.mark.parametrize("setting,threads", [({}, None), ({"TVM_NUM_THREADS": "1"}, 1), ({"OMP_NUM_THREADS": "1"}, 1)])
+def test_thread_pool_uses_every_core_unless_told_otherwise(setting, threads):
+    env = {k: v for k, v in os.environ.items() if k not in ("TVM_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", "import tvm; print(tvm.runtime.num_threads())"],
+                         env={**env, **setting}, capture_output=True, text=True, check=True).stdout
+    assert int(out.split()[-1]) == (threads or cores_by_lscpu())

@@ -11,8 +11,9 @@ import pytest
 pytestmark = pytest.mark.wheel
 
 
-def doctor(venv, tmp_path, *args):
-    env = {k: v for k, v in os.environ.items() if k != "TVM_WHEEL_VARIANT"}
+def doctor(venv, tmp_path, *args, env_extra=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("TVM_WHEEL_VARIANT", "TVM_NUM_THREADS", "OMP_NUM_THREADS")}
+    env.update(env_extra or {})
     p = subprocess.run([str(venv.bin("tvm-wheels")), "doctor", "--json", *args], capture_output=True, text=True,
                        cwd=tmp_path, env=env)
     return p.returncode, {c["name"]: c for c in json.loads(p.stdout)}
@@ -26,7 +27,19 @@ def test_installed_wheel_fits_this_host(request, tmp_path, venv_fixture, variant
     assert checks["compile/export/load"]["status"] == roundtrip
     assert checks["libstdc++"]["status"] == "pass" and "GLIBCXX_" in checks["libstdc++"]["detail"]
     assert "C++ compiler" not in checks  # no source tree here: no build checks
+    assert checks["threads"]["status"] == "pass" and "sized by tvm-wheels on import" in checks["threads"]["detail"]
     assert rc == 0
+
+
+def test_a_thread_pool_smaller_than_the_cores_is_reported(cpu_venv, tmp_path):
+    _, checks = doctor(cpu_venv, tmp_path, env_extra={"TVM_NUM_THREADS": "1"})
+    cores = int(checks["threads"]["detail"].split(" on ")[1].split()[0])
+    assert checks["threads"]["detail"].startswith("TVM runs 1 threads on")
+    assert "TVM_NUM_THREADS=1" in checks["threads"]["detail"]
+    if cores > 1:
+        assert checks["threads"]["status"] == "warn" and f"TVM_NUM_THREADS={cores}" in checks["threads"]["fix"]
+    else:
+        assert checks["threads"]["status"] == "pass"
 
 
 @pytest.mark.parametrize("venv_fixture,variant", [("avx512_venv", "cpu-avx512"), ("runtime_venv", "runtime")])
