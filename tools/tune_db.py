@@ -110,7 +110,8 @@ def main() -> int:
             "target": json.loads(str(target)), "target_id": tid, "workloads": sorted(WORKLOADS),
             "tasks": task_counts,
             "trials_per_task": budget["rounds"][-1]["trials_per_task"], "tvm": tvm.__version__, "variant": buildinfo.load()["variant"],
-            "host": {"machine": platform.machine(), "cores": host.physical_cores(), "cpu": host.cpu_name()},
+            "host": {"machine": platform.machine(), "cores": host.physical_cores(), "cpu": host.cpu_name(),
+                     "threads": tvm.runtime.num_threads()},  # TVM's pool while measuring
             "date": datetime.date.today().isoformat(), "script": "tools/tune_db.py",
         })
         # what ships: the largest budget measured
