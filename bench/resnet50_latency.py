@@ -103,11 +103,11 @@ def main() -> int:
         "cpu-avx512": make_venv(work / "v-avx512", "cpu-avx512", str(wheels["cpu-avx512"]), *MODEL_DEPS),
     }
     user_db = work / "user-tuning-db"  # what `tvm-wheels tune` writes; empty until the tune rows
-    cores = str(host.physical_cores())
+    cores = host.physical_cores()
     # (name, venv, target, compile path, extra environment, tvm-wheels tune budget)
     engines = [("official apache-tvm, tvm.compile llvm", "official", "llvm", "tvm", {}, None),
                (f"official apache-tvm, tvm.compile llvm, TVM_NUM_THREADS={cores}", "official", "llvm", "tvm",
-                {"TVM_NUM_THREADS": cores}, None),
+                {"TVM_NUM_THREADS": str(cores)}, None),
                ("tvm-wheels cpu-avx512, tvm.compile default target", "cpu-avx512", "default", "tvm", {}, None),
                ("tvm-wheels cpu, tvm_wheels.compile", "cpu", "default", "tvm_wheels", {}, None),
                ("tvm-wheels cpu-avx512, tvm_wheels.compile", "cpu-avx512", "default", "tvm_wheels", {}, None)]
@@ -134,7 +134,7 @@ def main() -> int:
 
     data = {
         "what": "ResNet-50 ONNX (tests/models/resnet50.py, seed 0), batch 1, median of repeated runs",
-        "machine": {"cpu_count": os.cpu_count(), "cores": host.physical_cores(), "machine": platform.machine(),
+        "machine": {"cpu_count": os.cpu_count(), "cores": cores, "machine": platform.machine(),
                     "processor": host.cpu_name()},
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "repeat": args.repeat,

@@ -23,7 +23,7 @@ install(DIRECTORY "${_py}/" DESTINATION tvm COMPONENT wheel
 # The patched __init__.py: visible patch files (patches/NNNN-*.patch, each with its reason),
 # applied in order to a copy.
 find_program(TVM_WHEELS_PATCH patch REQUIRED)
-file(GLOB _patches "${CMAKE_CURRENT_SOURCE_DIR}/patches/*.patch")
+file(GLOB _patches CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/patches/*.patch")  # a new patch re-configures
 list(SORT _patches)
 file(COPY_FILE "${_py}/__init__.py" "${_gen}/__init__.py")
 foreach(_patch IN LISTS _patches)

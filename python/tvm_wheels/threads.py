@@ -24,4 +24,3 @@ def use_all_cores(environ: MutableMapping[str, str] = os.environ) -> None:
     if not any(environ.get(v) for v in VARIABLES):
         environ["TVM_NUM_THREADS"] = str(host.physical_cores())
         set_on_import = environ is os.environ
-

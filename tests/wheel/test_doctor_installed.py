@@ -8,11 +8,13 @@ import subprocess
 
 import pytest
 
+from tvm_wheels import threads, variants
+
 pytestmark = pytest.mark.wheel
 
 
 def doctor(venv, tmp_path, *args, env_extra=None):
-    env = {k: v for k, v in os.environ.items() if k not in ("TVM_WHEEL_VARIANT", "TVM_NUM_THREADS", "OMP_NUM_THREADS")}
+    env = {k: v for k, v in os.environ.items() if k not in (variants.ENV, *threads.VARIABLES)}
     env.update(env_extra or {})
     p = subprocess.run([str(venv.bin("tvm-wheels")), "doctor", "--json", *args], capture_output=True, text=True,
                        cwd=tmp_path, env=env)
