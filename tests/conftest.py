@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 import venv
 from pathlib import Path
 
@@ -23,6 +24,30 @@ sys.path.insert(0, str(ROOT / "tests"))
 OFFICIAL = ["apache-tvm==0.26.0", "apache-tvm-ffi==0.1.14.post1"]
 # Packages a model test needs inside the venv under test (the ONNX frontend imports onnx).
 MODEL_DEPS = ["onnx==1.23.2"]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--tier", type=int, choices=(1, 2), default=1,
+                     help="CI tier: 1 = what .ci/run runs (default); 2 = .ci/run --full, every variant's wheel")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test is in tier 2 by its marker: tier 1 deselects it (never a skip). Inside the tier
+    that runs it, a missing wheel or tool is a failure."""
+    if config.getoption("--tier") >= 2:
+        return
+    tier2 = [item for item in items if item.get_closest_marker("tier2")]
+    if tier2:
+        config.hook.pytest_deselected(items=tier2)
+        items[:] = [item for item in items if not item.get_closest_marker("tier2")]
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    started = os.environ.get("TVM_WHEELS_CI_STARTED")
+    if started:  # set by .ci/run: installs and builds included
+        minutes = (time.time() - int(started)) / 60
+        terminalreporter.write_line(f"tvm-wheels: CI tier {config.getoption('--tier')}: {minutes:.1f} min "
+                                    "since .ci/run started")
 
 
 class Venv:
@@ -82,7 +107,9 @@ def cpu_wheel() -> Path:
 
 
 @pytest.fixture(scope="session")
-def avx512_wheel() -> Path:
+def avx512_wheel(cpu_wheel) -> Path:
+    # After cpu: the cold build is then the default wheel's, and cpu-avx512 recompiles only
+    # its runtime libraries (the compiler's objects are the cpu build's, from ccache).
     return _wheel("cpu-avx512")
 
 

@@ -4,6 +4,7 @@
     python tools/wheelhouse.py build [--variant cpu]    # prints the wheel's path
     python tools/wheelhouse.py key   [--variant cpu]    # prints the content key and what it covers
     python tools/wheelhouse.py repair WHEEL DEST [--variant cpu] [--plat TAG]   # auditwheel, as in release CI
+    python tools/wheelhouse.py probe --variant V        # tier 1's build probe: configure, compile a few sources
 
 The content key is a SHA-256 over everything that goes into the build: every
 file of the tvm/ sources and of this project's build files (pyproject.toml,
@@ -224,9 +225,55 @@ def build(variant: str, *, verbose: bool = True) -> Path:
     return slot / wheel.name
 
 
+class ProbeFailed(RuntimeError):
+    """The probe's configure or compile step failed; the message carries its output."""
+
+
+def probe(variant: str, build_dir: Path | None = None, *, extra_env: dict | None = None) -> dict[str, str]:
+    """A heavy variant's build probe (CI tier 1): configure it as the wheel build does and
+    compile its TVM_WHEEL_PROBE_SOURCES, each alone (no unity batch), through the same
+    toolchain and flags. Returns {source: compile command}; raises ProbeFailed with the log."""
+    v = variants.load(variant)
+    if not v.probe_sources:
+        raise ProbeFailed(f"tvm-wheels: {variant} has no build probe. Fix: list the sources that make its "
+                          f"build different in TVM_WHEEL_PROBE_SOURCES (cmake/presets/{variant}.cmake)")
+    env = build_env()
+    bdir = build_dir or ROOT / "build" / f"probe-{variant}"
+    shutil.rmtree(bdir, ignore_errors=True)
+    run_env = dict(os.environ, TVM_WHEEL_VARIANT=variant, PATH=f"{env / 'bin'}{os.pathsep}{os.environ['PATH']}",
+                   **(extra_env or {}))
+
+    def step(cmd: list[str], what: str) -> str:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, cwd=ROOT)
+        if proc.returncode != 0:
+            raise ProbeFailed(f"tvm-wheels: build probe of {variant}: {what} failed ({proc.returncode})\n"
+                              f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        return proc.stdout
+
+    step([str(env / "bin" / "cmake"), "-S", str(ROOT), "-B", str(bdir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+          f"-DPython_EXECUTABLE={env / 'bin' / 'python'}", "-DTVM_WHEELS_UNITY_BATCH=0", "-DTVM_WHEELS_PROGRESS=OFF",
+          # the wheel's install rules name scikit-build-core's metadata directory; a probe installs nothing
+          f"-DSKBUILD_METADATA_DIR={bdir / 'metadata'}"],
+         "configure")
+    ninja = [str(env / "bin" / "ninja"), "-C", str(bdir)]
+    objects = {}
+    for line in step([*ninja, "-t", "targets", "all"], "listing targets").splitlines():
+        target = line.split(":")[0]
+        for src in v.probe_sources:
+            if target.endswith(f".dir/{src}.o"):
+                objects[src] = target
+    missing = [s for s in v.probe_sources if s not in objects]
+    if missing:
+        raise ProbeFailed(f"tvm-wheels: build probe of {variant}: {missing} are not compiled by this variant's "
+                          f"build. Fix: TVM_WHEEL_PROBE_SOURCES in cmake/presets/{variant}.cmake")
+    step([*ninja, *objects.values()], "compile")
+    return {src: step([*ninja, "-t", "commands", "-s", obj], "listing commands").strip()
+            for src, obj in objects.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["build", "key", "repair"])
+    parser.add_argument("command", choices=["build", "key", "repair", "probe"])
     parser.add_argument("paths", nargs="*", help="repair: WHEEL DEST")
     parser.add_argument("--variant", default=variants.selected())
     parser.add_argument("--plat", default=None, help="repair: manylinux tag (default: the best this build allows)")
@@ -240,11 +287,17 @@ def main(argv: list[str] | None = None) -> int:
             key, manifest = content_key(args.variant, build_env())
             print(key)
             print(json.dumps(manifest, indent=1, sort_keys=True))
+        elif args.command == "probe":
+            for src in probe(args.variant):
+                print(f"tvm-wheels: probe of {args.variant}: compiled {src}")
         else:
             print(build(args.variant, verbose=not args.quiet))
     except variants.UnknownVariant as e:
         print(e, file=sys.stderr)
         return 2
+    except ProbeFailed as e:
+        print(e, file=sys.stderr)
+        return 1
     except subprocess.CalledProcessError as e:
         print(f"tvm-wheels: build failed ({e.returncode}); the log above says why.", file=sys.stderr)
         return 1

@@ -24,6 +24,14 @@ set(TVM_WHEEL_VARIANT_PROPERTIES "")      # PEP 825 properties (namespace :: fea
 # Shared libraries the wheel needs but must not bundle (auditwheel repair --exclude):
 # libtvm_ffi comes from the apache-tvm-ffi wheel it depends on.
 set(TVM_WHEEL_REPAIR_EXCLUDE "libtvm_ffi.so")
+# CI tier of this wheel (README: Tests and CI tiers): 1 = built and tested by .ci/run on
+# every submission; 2 = a heavy variant (hours of compile on 2 cores), built and tested by
+# `.ci/run --full` only, with a build probe in tier 1.
+set(TVM_WHEEL_CI_TIER 1)
+# The build probe: sources (relative to tvm/) of what makes this variant's build
+# different. `tools/wheelhouse.py probe` configures the variant and compiles exactly
+# these, so a broken toolchain or flag fails tier 1 in minutes, not after hours.
+set(TVM_WHEEL_PROBE_SOURCES "")
 
 # TVM config.cmake options
 set(USE_LLVM ON)                          # resolved to "<llvm-config> --link-static" by the wrapper

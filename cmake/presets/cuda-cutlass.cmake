@@ -6,6 +6,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/cpu.cmake)
 set(TVM_WHEEL_LABEL "cu130")
 set(TVM_WHEEL_SUMMARY "cpu + CUDA 13.0 runtime/codegen + CUTLASS (planned)")
 set(TVM_WHEEL_STATUS "planned")
+set(TVM_WHEEL_CI_TIER 2)                  # its wheel: .ci/run --full; its probe: tier 1, once supported
 set(TVM_WHEEL_CUDA_ARCHS "80;86;89;90")
 set(TVM_WHEEL_VARIANT_PROPERTIES "nvidia :: cuda_version_lower_bound :: 13.0")
 

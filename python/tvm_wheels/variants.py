@@ -40,6 +40,8 @@ class Variant:
     tuning_db: str
     properties: tuple[str, ...]
     repair_exclude: tuple[str, ...]
+    ci_tier: int
+    probe_sources: tuple[str, ...]
     options: dict[str, str]
 
     @property
@@ -70,6 +72,8 @@ def load(name: str, directory: Path | None = None) -> Variant:
         tuning_db=v.get("TVM_WHEEL_TUNING_DB", ""),
         properties=tuple(cmakedata.as_list(v.get("TVM_WHEEL_VARIANT_PROPERTIES", ""))),
         repair_exclude=tuple(cmakedata.as_list(v.get("TVM_WHEEL_REPAIR_EXCLUDE", ""))),
+        ci_tier=int(v.get("TVM_WHEEL_CI_TIER", "1")),
+        probe_sources=tuple(cmakedata.as_list(v.get("TVM_WHEEL_PROBE_SOURCES", ""))),
         options={k: val for k, val in v.items() if not k.startswith("TVM_WHEEL_")},
     )
 

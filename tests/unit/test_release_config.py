@@ -31,6 +31,7 @@ def test_workflow_builds_the_generated_matrix_and_is_schema_valid():
     text = WORKFLOW.read_text()
     assert "python tools/ci_matrix.py" in text and "fromJSON(needs.matrix.outputs.matrix)" in text
     assert "TVM_WHEEL_VARIANT: ${{ matrix.variant }}" in text
+    assert "bash .ci/run --full" in text  # the release runs CI tier 2 before it builds
     check = shutil.which("check-jsonschema") or os.path.join(os.path.dirname(sys.executable), "check-jsonschema")
     r = subprocess.run([check, "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
                        capture_output=True, text=True)

@@ -39,7 +39,7 @@ def test_runtime_has_no_compiler():
     assert rt.compiler is False and rt.options["USE_LLVM"] == "OFF"
 
 
-@pytest.mark.parametrize("name", [f"presets/{n}" for n in sorted(variants.names())] + ["requirements"])
+@pytest.mark.parametrize("name", [f"presets/{n}" for n in sorted(variants.names())] + ["requirements", "compile"])
 def test_cmake_and_python_read_a_data_file_identically(tmp_path, name):
     py = cmakedata.read(ROOT / "cmake" / f"{name}.cmake")
     body = f'include("{ROOT}/cmake/{name}.cmake")\n' + "".join(

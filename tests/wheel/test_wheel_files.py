@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -56,8 +57,6 @@ def test_licenses_of_what_is_bundled(wheel):
 
 
 def test_variant_metadata_only_where_the_preset_has_properties(wheel):
-    import json
-
     from tvm_wheels import variants, wheel_variant
 
     names = zipfile.ZipFile(wheel).namelist()
@@ -68,3 +67,18 @@ def test_variant_metadata_only_where_the_preset_has_properties(wheel):
         assert json.loads(zipfile.ZipFile(wheel).read(found[0])) == wheel_variant.metadata([variant])
     else:
         assert found == []
+
+
+def test_tvm_objects_carry_no_libstdcxx_debug_assertions(wheel, tmp_path):
+    # The PyPI LLVM's `llvm-config --cxxflags` hands -D_GLIBCXX_ASSERTIONS (and -D_DEBUG) to every
+    # TVM object; cmake/compile.cmake drops them. Compiled in, libstdc++'s checks call
+    # std::__glibcxx_assert_fail, which also needs GLIBCXX_3.4.30 (GCC 12's libstdc++) at run time.
+    # (libtvm_compiler also holds LLVM's own objects, built with assertions: not checked here.)
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(tmp_path)
+        info = json.loads(z.read("tvm_wheels/_build_info.json"))
+    assert "_GLIBCXX_ASSERTIONS" in info["dropped_definitions"]
+    for name in ("libtvm_runtime.so", "libtvm_runtime_extra.so"):
+        undefined = subprocess.run(["nm", "-D", "--undefined-only", str(tmp_path / "tvm" / "lib" / name)],
+                                   capture_output=True, text=True, check=True).stdout
+        assert "__glibcxx_assert_fail" not in undefined, name

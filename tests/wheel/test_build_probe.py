@@ -1,0 +1,40 @@
+"""Tier 1's build probes (tools/wheelhouse.py probe): a variant configured as its wheel build
+configures it, and the sources that make it different compiled through the same toolchain."""
+
+from __future__ import annotations
+
+import pytest
+
+from tvm_wheels import variants
+
+PROBED = [v.name for v in variants.table() if v.supported and v.probe_sources]
+
+
+def test_every_heavy_variant_has_a_probe():
+    # a supported variant whose wheel only tier 2 builds must be probed in tier 1
+    heavy = [v.name for v in variants.table() if v.supported and v.ci_tier > 1]
+    assert [n for n in heavy if n not in PROBED] == []
+    assert PROBED, "no variant names TVM_WHEEL_PROBE_SOURCES: the probe machinery would go untested"
+
+
+@pytest.mark.parametrize("variant", PROBED)
+def test_probe_compiles_the_variant_sources_with_its_flags(variant, tmp_path):
+    import wheelhouse
+
+    v = variants.load(variant)
+    commands = wheelhouse.probe(variant, tmp_path / "build")
+    assert sorted(commands) == sorted(v.probe_sources)
+    for src, cmd in commands.items():
+        assert f"tvm/{src}" in cmd
+        if v.march:
+            assert f"-march={v.march}" in cmd.split(), cmd
+        objects = list((tmp_path / "build").rglob(f"{src.rsplit('/', 1)[-1]}.o"))
+        assert len(objects) == 1 and objects[0].stat().st_size > 0
+
+
+def test_a_broken_flag_fails_the_probe_with_the_compiler_message(tmp_path):
+    import wheelhouse
+
+    with pytest.raises(wheelhouse.ProbeFailed) as e:
+        wheelhouse.probe(PROBED[0], tmp_path / "build", extra_env={"CXXFLAGS": "-mno-such-flag-tvm-wheels"})
+    assert "-mno-such-flag-tvm-wheels" in str(e.value) and f"build probe of {PROBED[0]}" in str(e.value)
