@@ -6,9 +6,16 @@
         from the source kit, empty ccache and wheel cache, tools/wheelhouse.py build; while it
         runs, every compiler and linker process's peak memory is sampled. Adds one row to
         bench/results/build_cost.json.
-    python bench/build_cost.py collect --label NAME --build-dir DIR --time-log FILE --wheel WHEEL --ref REF
+    python bench/build_cost.py collect --label NAME --build-dir DIR --ref REF (--time-log FILE --wheel WHEEL
+                                       | --manifest MANIFEST [--peaks PEAKS.json]
+                                       | --started EPOCH --stopped EPOCH --steps N)
         the same row from a cold build made by hand under `/usr/bin/time -v` (FILE: its report;
-        peak memory is then the largest single process, not per job).
+        peak memory is then the largest single process, not per job), or from one stopped before
+        its end (a lower bound: `complete` false, the ninja steps it had finished out of N), or
+        from a build of tools/wheelhouse.py (MANIFEST: the cache slot's manifest.json, with its
+        time) during which `build_cost.py sample` wrote PEAKS.json.
+    python bench/build_cost.py sample --until FILE --out PEAKS.json
+        samples compile and link processes' peak memory until FILE exists (beside any build).
     python bench/build_cost.py levers --build-dir DIR [--sample 16]
         the levers one at a time on a sample of TVM's compiler sources, with the compile
         commands of DIR (a configured non-unity build): CPU seconds and peak memory per
@@ -108,8 +115,7 @@ def summarize(build_dir: Path, *, seconds: float, peaks: dict | None, wheel: Pat
     log = ninja_log(build_dir)
     objects = [(o, d) for o, _, d in log if o.endswith(".o")]
     link = [d for o, _, d in log if o.endswith("libtvm_compiler.so")]
-    cache = (build_dir / "CMakeCache.txt").read_text()
-    batch = re.search(r"^CMAKE_UNITY_BUILD_BATCH_SIZE\S*=(\d+)", cache, re.M)
+    info = json.loads((build_dir / "tvm_wheels_generated" / "_build_info.json").read_text())
     row = {
         "label": label, "ref": ref, "variant": variant, "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
         "host": _host(), "caches": "empty (no ccache entries, no cached wheel)",
@@ -118,7 +124,8 @@ def summarize(build_dir: Path, *, seconds: float, peaks: dict | None, wheel: Pat
         "link_libtvm_compiler_s": round(link[0], 1) if link else None,
         "slowest_objects": [{"object": o.split("CMakeFiles/")[-1], "s": round(d, 1)}
                             for o, d in sorted(objects, key=lambda x: -x[1])[:20]],
-        "unity_batch": int(batch.group(1)) if batch and "CMAKE_UNITY_BUILD:BOOL=ON" in cache else 0,
+        "unity_batch": int(info.get("unity_batch") or 0), "opt_level": info.get("opt_level", "-O3 (CMake Release)"),
+        "dropped_definitions": info.get("dropped_definitions", []),
         "wheel": wheel.name if wheel else None, "wheel_mb": round(wheel.stat().st_size / 1e6, 1) if wheel else None,
     }
     if peaks:
@@ -166,14 +173,35 @@ def cmd_run(args) -> None:
 
 
 def cmd_collect(args) -> None:
-    report = Path(args.time_log).read_text()
-    h, m, s = ([0] + re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", report).group(1).split(":"))[-3:]
-    seconds = int(h) * 3600 + int(m) * 60 + float(s)
-    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", report).group(1)) // 1024
-    row = summarize(Path(args.build_dir), seconds=seconds, peaks=None, wheel=Path(args.wheel), label=args.label,
-                    ref=args.ref, variant=args.variant, extra={"peak_rss_mb": {"largest_process": peak}})
+    wheel = Path(args.wheel) if args.wheel else None
+    peaks = json.loads(Path(args.peaks).read_text()) if args.peaks else None
+    if args.manifest:
+        manifest = json.loads(Path(args.manifest).read_text())
+        seconds, wheel = manifest["seconds"], Path(args.manifest).parent / manifest["wheel"]
+        extra = {"complete": True}
+    elif args.time_log:
+        report = Path(args.time_log).read_text()
+        elapsed = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", report).group(1)
+        h, m, s = ([0] + elapsed.split(":"))[-3:]
+        seconds = int(h) * 3600 + int(m) * 60 + float(s)
+        peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", report).group(1)) // 1024
+        extra = {"complete": True, "peak_rss_mb": {"largest_process": peak}}
+    else:
+        seconds = int(args.stopped) - int(args.started)
+        done = len(ninja_log(Path(args.build_dir)))
+        extra = {"complete": False, "steps_done": done, "steps_total": int(args.steps)}
+    row = summarize(Path(args.build_dir), seconds=seconds, peaks=peaks, wheel=wheel,
+                    label=args.label, ref=args.ref, variant=args.variant, extra=extra)
     _save(COST, [r for r in _load(COST) if r["label"] != args.label] + [row])
     print(json.dumps({k: row[k] for k in ("label", "wall_s", "compile_steps", "compile_cpu_s", "wheel_mb")}))
+
+
+def cmd_sample(args) -> None:
+    sampler = PeakSampler(period=1.0)
+    sampler.start()
+    while not Path(args.until).exists():
+        time.sleep(2)
+    Path(args.out).write_text(json.dumps(sampler.stop(), indent=1) + "\n")
 
 
 def _compile(cmd: list[str]) -> tuple[float, int]:
@@ -204,8 +232,15 @@ def cmd_levers(args) -> None:
         return words[:cut] + words[cut + 2:]  # output and dependency file set per run
 
     def strip(words, *drop):
-        return [w for w in words if w not in drop and not w.startswith(("-MD", "-MT", "-MF"))
-                and not w.endswith(".o.d")]
+        out, skip = [], False
+        for w in words:  # also ninja's dependency-file flags, -MT/-MF with their arguments
+            if skip or w in drop or w == "-MD":
+                skip = False
+                continue
+            skip = w in ("-MT", "-MF")
+            if not skip:
+                out.append(w)
+        return out
 
     settings = {
         "as built (-O3, _DEBUG, _GLIBCXX_ASSERTIONS)": lambda w: w,
@@ -287,15 +322,20 @@ def main() -> None:
     run.add_argument("--ref", default="HEAD")
     run.add_argument("--variant", default="cpu")
     col = sub.add_parser("collect")
-    for flag in ("--label", "--build-dir", "--time-log", "--wheel", "--ref"):
+    for flag in ("--label", "--build-dir", "--ref"):
         col.add_argument(flag, required=True)
+    for flag in ("--time-log", "--wheel", "--manifest", "--peaks", "--started", "--stopped", "--steps"):
+        col.add_argument(flag)
     col.add_argument("--variant", default="cpu")
+    smp = sub.add_parser("sample")
+    smp.add_argument("--until", required=True)
+    smp.add_argument("--out", required=True)
     lev = sub.add_parser("levers")
     lev.add_argument("--build-dir", required=True)
     lev.add_argument("--sample", type=int, default=16)
     sub.add_parser("plot")
     args = parser.parse_args()
-    {"run": cmd_run, "collect": cmd_collect, "levers": cmd_levers, "plot": cmd_plot}[args.command](args)
+    {"run": cmd_run, "collect": cmd_collect, "sample": cmd_sample, "levers": cmd_levers, "plot": cmd_plot}[args.command](args)
 
 
 if __name__ == "__main__":

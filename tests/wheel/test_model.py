@@ -71,3 +71,14 @@ def test_te_vector_add_exported_and_reloaded(any_venv, tmp_path):
         f["main"](tvm.runtime.tensor(a), tvm.runtime.tensor(b), c)
         np.testing.assert_allclose(c.numpy(), a * 2 + b)
     """)
+
+
+def test_every_registered_op_resolves(any_venv):
+    # Unity batches change the order of TVM's static initializers; a batch that registered ops
+    # from two places once left 32 of them listed but null (tvm.ir.Op.get returned None).
+    out = any_venv.json("""
+        import json, tvm
+        names = [str(n) for n in tvm.ir._ffi_api.ListOpNames()]
+        print(json.dumps({"count": len(names), "null": [n for n in names if tvm.ir.Op.get(n) is None]}))
+    """)
+    assert out["count"] > 500 and out["null"] == []

@@ -71,8 +71,8 @@ def test_variant_metadata_only_where_the_preset_has_properties(wheel):
 
 def test_tvm_objects_carry_no_libstdcxx_debug_assertions(wheel, tmp_path):
     # The PyPI LLVM's `llvm-config --cxxflags` hands -D_GLIBCXX_ASSERTIONS (and -D_DEBUG) to every
-    # TVM object; cmake/compile.cmake drops them. Compiled in, libstdc++'s checks call
-    # std::__glibcxx_assert_fail, which also needs GLIBCXX_3.4.30 (GCC 12's libstdc++) at run time.
+    # TVM object; cmake/compile.cmake drops them. Compiled in, libstdc++'s checks run on every
+    # container access and call std::__glibcxx_assert_fail (measured: the runtime of fb0abb0 did).
     # (libtvm_compiler also holds LLVM's own objects, built with assertions: not checked here.)
     with zipfile.ZipFile(wheel) as z:
         z.extractall(tmp_path)
