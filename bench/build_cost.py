@@ -73,11 +73,11 @@ class PeakSampler(threading.Thread):
 
     def __init__(self, period: float = 0.5):
         super().__init__(daemon=True)
-        self.period, self.peaks, self._stop = period, {}, threading.Event()
+        self.period, self.peaks, self._done = period, {}, threading.Event()
         self._outputs: dict[int, str] = {}
 
     def run(self):
-        while not self._stop.wait(self.period):
+        while not self._done.wait(self.period):
             for pid_dir in Path("/proc").glob("[0-9]*"):
                 try:
                     status = (pid_dir / "status").read_text()
@@ -96,7 +96,7 @@ class PeakSampler(threading.Thread):
                     continue
 
     def stop(self) -> dict:
-        self._stop.set()
+        self._done.set()
         self.join()
         return self.peaks
 

@@ -34,12 +34,27 @@ def pytest_addoption(parser):
 def pytest_collection_modifyitems(config, items):
     """A test is in tier 2 by its marker: tier 1 deselects it (never a skip). Inside the tier
     that runs it, a missing wheel or tool is a failure."""
+    _avx512_host(items)
     if config.getoption("--tier") >= 2:
         return
     tier2 = [item for item in items if item.get_closest_marker("tier2")]
     if tier2:
         config.hook.pytest_deselected(items=tier2)
         items[:] = [item for item in items if not item.get_closest_marker("tier2")]
+
+
+def _avx512_host(items) -> None:
+    """Tests that run the cpu-avx512 wheel's code need a CPU with its features. On one without
+    them the wheel refuses to load (what test_guard_refuses_haswell_* checks under qemu), and QEMU's
+    TCG has no AVX-512 to emulate them with: those tests are skipped, saying which features lack."""
+    from tvm_wheels import host, variants
+
+    missing = host.missing_features(variants.load("cpu-avx512").cpu_features)
+    if missing:
+        skip = pytest.mark.skip(reason=f"this host's CPU lacks {', '.join(missing)}: the cpu-avx512 wheel cannot run here")
+        for item in items:
+            if item.get_closest_marker("avx512_host"):
+                item.add_marker(skip)
 
 
 def pytest_terminal_summary(terminalreporter, config):

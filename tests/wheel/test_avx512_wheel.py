@@ -13,6 +13,7 @@ pytestmark = pytest.mark.wheel
 QEMU = shutil.which("qemu-x86_64") or "qemu-x86_64 (missing: apt-get install qemu-user)"
 
 
+@pytest.mark.avx512_host
 def test_identity_and_default_target(avx512_wheel, avx512_venv):
     assert avx512_wheel.name.startswith("apache_tvm-0.26.0+avx512-")
     out = avx512_venv.json("""
@@ -24,6 +25,7 @@ def test_identity_and_default_target(avx512_wheel, avx512_venv):
     assert out == ["0.26.0+avx512", "cpu-avx512", "x86-64-v4", "x86-64-v4", ["-prefer-256-bit"]]
 
 
+@pytest.mark.avx512_host
 def test_tvm_itself_is_compiled_with_avx512(avx512_venv):
     lib = avx512_venv.tvm_dir()
     asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(lib / "lib" / "libtvm_runtime.so")],
@@ -31,6 +33,7 @@ def test_tvm_itself_is_compiled_with_avx512(avx512_venv):
     assert "%zmm" in asm or "{%k" in asm  # EVEX-encoded instructions: the reason the guard exists
 
 
+@pytest.mark.avx512_host
 def test_default_target_vectorizes_with_zmm(avx512_venv, tmp_path):
     avx512_venv.run(f"""
         import tvm, tvm_wheels.target
@@ -43,6 +46,7 @@ def test_default_target_vectorizes_with_zmm(avx512_venv, tmp_path):
     assert "%zmm" in asm
 
 
+@pytest.mark.avx512_host
 def test_default_target_compiles_correct_code(avx512_venv, tmp_path):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((64, 128)).astype("float32"), rng.standard_normal((128, 32)).astype("float32")
@@ -69,6 +73,7 @@ def test_default_target_compiles_correct_code(avx512_venv, tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "out.npy"), a @ b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.avx512_host
 def test_imports_on_this_avx512_host(avx512_venv):
     assert avx512_venv.json("import json, tvm; print(json.dumps(bool(tvm.runtime.enabled('llvm'))))") is True
 

@@ -44,7 +44,7 @@ def test_a_thread_pool_smaller_than_the_cores_is_reported(cpu_venv, tmp_path):
         assert checks["threads"]["status"] == "pass"
 
 
-@pytest.mark.parametrize("venv_fixture,variant", [("avx512_venv", "cpu-avx512"), ("runtime_venv", "runtime")])
+@pytest.mark.parametrize("venv_fixture,variant", [pytest.param("avx512_venv", "cpu-avx512", marks=pytest.mark.avx512_host), ("runtime_venv", "runtime")])
 def test_doctor_checks_the_installed_variant_when_none_is_named(request, tmp_path, venv_fixture, variant):
     rc, checks = doctor(request.getfixturevalue(venv_fixture), tmp_path)
     assert checks["CPU"]["detail"].startswith(f"{variant} runs here"), checks["CPU"]

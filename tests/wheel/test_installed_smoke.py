@@ -10,7 +10,7 @@ pytestmark = pytest.mark.wheel
 INSTALLED = Path(__file__).resolve().parent.parent / "installed"
 
 
-@pytest.mark.parametrize("venv_fixture,variant", [("cpu_venv", "cpu"), ("avx512_venv", "cpu-avx512"),
+@pytest.mark.parametrize("venv_fixture,variant", [("cpu_venv", "cpu"), pytest.param("avx512_venv", "cpu-avx512", marks=pytest.mark.avx512_host),
                                                   ("runtime_venv", "runtime")])
 def test_installed_suite_passes(request, venv_fixture, variant):
     venv = request.getfixturevalue(venv_fixture)

@@ -66,6 +66,7 @@ def _heavy(report):
     return {f: s for f, s in report.items() if "conv2d" in f or "matmul" in f}
 
 
+@pytest.mark.avx512_host
 @pytest.mark.parametrize("name", ["resnet50", "bert_block"])
 def test_avx512_compiles_models_from_the_shipped_database(avx512_venv, tmp_path, name):
     module = {"resnet50": resnet50, "bert_block": transformer}[name]
@@ -86,6 +87,7 @@ def test_avx512_compiles_models_from_the_shipped_database(avx512_venv, tmp_path,
           f"database, {sum(s == 'rules' for s in report.values())} from rules")
 
 
+@pytest.mark.avx512_host
 def test_shipped_records_are_not_applied_to_another_target(avx512_venv, tmp_path):
     out = avx512_venv.json("""
         import json
@@ -151,6 +153,7 @@ def test_tune_says_what_to_install_when_its_dependencies_are_missing(avx512_venv
     assert not (tmp_path / "db").exists()
 
 
+@pytest.mark.avx512_host
 def test_tune_writes_records_that_compile_uses_for_this_target_only(avx512_wheel, tmp_path_factory):
     from conftest import make_venv
 
