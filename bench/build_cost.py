@@ -20,8 +20,13 @@
         the levers one at a time on a sample of TVM's compiler sources, with the compile
         commands of DIR (a configured non-unity build): CPU seconds and peak memory per
         setting, in bench/results/build_levers.json.
+    python bench/build_cost.py cuda-archs --build-dir DIR [--archs 80,86,89,90a,100a,120]
+        what each CUDA arch costs a CUDA variant's sidecar (DIR: a configured sidecar build, e.g.
+        `tools/wheelhouse.py probe --variant cuda-cutlass`'s): one source of each kind of kernel
+        compiled alone for one arch at a time (CPU seconds, peak memory, object size), scaled by
+        how many sources of that kind the build has; bench/results/cuda_arch_cost.json.
     python bench/build_cost.py plot
-        bench/results/build_cost.png from both files.
+        bench/results/build_cost.png from both files, and cuda_arch_cost.png.
 
 A row keeps the build's wall time, ninja's per-object times (.ninja_log: the 20 slowest), the
 link of libtvm_compiler, peak memory per job and the wheel's size.
@@ -48,6 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 COST = RESULTS / "build_cost.json"
 LEVERS = RESULTS / "build_levers.json"
+CUDA_ARCHS = RESULTS / "cuda_arch_cost.json"
 KIT = ROOT.parent / "shared" / "sources" / "checkout-submodules"
 
 
@@ -274,6 +280,80 @@ def cmd_levers(args) -> None:
         print(f"{r['setting']:45s} {r['cpu_s']:7.1f} CPU s  x{r['vs_as_built']:.2f}  peak {r['peak_rss_mb']} MB")
 
 
+# The sidecar's kinds of CUDA source: (kind, CMake target, path part that selects it, compiled for
+# which archs). "list": every arch of the variant's list; "80": flash attention, fixed at sm_80 by
+# its CMakeLists; "90a": TVM's Hopper kernels, only when the list has 90a.
+CUDA_KINDS = [
+    ("fpA_intB GEMM", "fpA_intB_gemm.dir", "/cutlass_kernels/fpA_intB_gemm/", "list"),
+    ("MoE GEMM", "fpA_intB_gemm.dir", "/moe_gemm/", "list"),
+    ("weight-only GEMV", "fpA_intB_gemm.dir", "/weightOnlyBatchedGemv/", "list"),
+    ("fpA_intB binding", "fpA_intB_gemm_tvm.dir", "/sidecar/", "list"),
+    ("flash attention", "flash_attn.dir", "/libflash_attn/", "80"),
+    ("TVM Hopper CUTLASS", "tvm_cutlass_objs.dir", "/contrib/cutlass/", "90a"),
+]
+
+
+def _nvcc_cmd(entry: dict, arch: str, out: Path) -> list[str]:
+    words = shlex.split(entry["command"])
+    words = words[next(i for i, w in enumerate(words) if w.endswith("/nvcc")):]
+    kept, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        if w in ("-o", "-MT", "-MF"):
+            skip = True
+            continue
+        if w == "-MD" or w.startswith(("--generate-code=", "-gencode=")):
+            continue
+        kept.append(w)
+    return kept + [f"--generate-code=arch=compute_{arch},code=[compute_{arch},sm_{arch}]", "-o", str(out)]
+
+
+def cmd_cuda_archs(args) -> None:
+    build = Path(args.build_dir)
+    ninja = shutil.which("ninja") or "ninja"
+    compdb = json.loads(subprocess.run([ninja, "-C", str(build), "-t", "compdb"], capture_output=True, text=True,
+                                       check=True).stdout)
+    cu = [e for e in compdb if e["file"].endswith(".cu")]
+    archs = args.archs.split(",")
+    tmp = Path(tempfile.mkdtemp(prefix="cuda-archs-"))
+    jobs, kinds = [], []
+    for kind, target, part, when in CUDA_KINDS:
+        files = sorted((e for e in cu if f"/{target}/" in e["output"] and part in e["file"]), key=lambda e: e["file"])
+        if not files:
+            continue
+        sample = files[len(files) // 2]  # one representative of the kind
+        for arch in (archs if when == "list" else [a for a in archs if a == when] or [when]):
+            jobs.append((kind, arch, _nvcc_cmd(sample, arch, tmp / f"{len(jobs)}.o")))
+        kinds.append({"kind": kind, "sources": len(files), "sample": sample["file"].split("/tvm/", 1)[-1].split(
+            "/main/", 1)[-1], "archs": when})
+    with ThreadPoolExecutor(2) as pool:  # the 2 jobs of a build here
+        measured = list(pool.map(lambda j: (_compile(j[2]), Path(j[2][-1]).stat().st_size), jobs))
+    samples = [{"kind": k, "arch": a, "cpu_s": round(c, 1), "peak_rss_mb": m, "object_kb": size // 1024}
+               for (k, a, _), ((c, m), size) in zip(jobs, measured)]
+    shutil.rmtree(tmp, ignore_errors=True)
+    count = {k["kind"]: k["sources"] for k in kinds}
+    when = {k["kind"]: k["archs"] for k in kinds}
+
+    def total(rows):  # scaled to every source of each kind
+        return {"cpu_min": round(sum(s["cpu_s"] * count[s["kind"]] for s in rows) / 60, 1),
+                "object_mb": round(sum(s["object_kb"] * count[s["kind"]] for s in rows) / 1024, 1),
+                "peak_rss_mb": max((s["peak_rss_mb"] for s in rows), default=0)}
+
+    # what putting an arch into the list adds (its Hopper kernels with 90a), and what every list pays
+    per_arch = {arch: total([s for s in samples if s["arch"] == arch and when[s["kind"]] in ("list", arch)
+                             and when[s["kind"]] != "80"]) for arch in archs}
+    fixed = total([s for s in samples if when[s["kind"]] == "80"])
+    _save(CUDA_ARCHS, {"host": _host(), "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+                       "method": "one source per kind, compiled alone per arch, CPU seconds scaled by the kind's "
+                                 "source count (an estimate of the whole build's cost per arch)",
+                       "kinds": kinds, "samples": samples, "per_arch": per_arch, "every_list": fixed})
+    print(f"every list (flash attention, sm_80): {fixed['cpu_min']} CPU min")
+    for arch, r in per_arch.items():
+        print(f"sm_{arch:5s} {r['cpu_min']:6.1f} CPU min  {r['object_mb']:6.1f} MB objects  peak {r['peak_rss_mb']} MB")
+
+
 def _measure(name: str, cmds: list[list[str]], sources: int, cwd: Path) -> dict:
     started = time.time()
     with ThreadPoolExecutor(2) as pool:  # the 2 jobs of a build here
@@ -333,9 +413,13 @@ def main() -> None:
     lev = sub.add_parser("levers")
     lev.add_argument("--build-dir", required=True)
     lev.add_argument("--sample", type=int, default=16)
+    cua = sub.add_parser("cuda-archs")
+    cua.add_argument("--build-dir", required=True)
+    cua.add_argument("--archs", default="80,86,89,90a,100a,120")
     sub.add_parser("plot")
     args = parser.parse_args()
-    {"run": cmd_run, "collect": cmd_collect, "sample": cmd_sample, "levers": cmd_levers, "plot": cmd_plot}[args.command](args)
+    {"run": cmd_run, "collect": cmd_collect, "sample": cmd_sample, "levers": cmd_levers, "cuda-archs": cmd_cuda_archs,
+     "plot": cmd_plot}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 
 The content key is a SHA-256 over everything that goes into the build: every
 file of the tvm/ sources and of this project's build files (pyproject.toml,
-CMakeLists.txt, cmake/, licenses/, patches/, python/, LICENSE, this script), the toolchain
+CMakeLists.txt, cmake/, licenses/, patches/, python/, sidecar/, tuning/, LICENSE, this script), the toolchain
 (C/C++ compiler, cmake, ninja, patch, glibc), the pinned build requirements
 (LLVM included) and the environment knobs that change a build. A wheel is
 stored under <cache>/wheels/<variant>/<key>/ only after its build finished, so
@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -41,10 +42,10 @@ from tvm_wheels import cmakedata, variants  # noqa: E402
 
 KEY_VERSION = "tvm-wheels-content-key-v1"
 BUILD_FILES = ["pyproject.toml", "CMakeLists.txt", "LICENSE", "cmake", "licenses", "patches", "python",
-               "tuning",
+               "sidecar", "tuning",
                "tools/wheelhouse.py", "tvm"]
 # Environment variables that change what a build produces.
-BUILD_ENV = ["TVM_WHEELS_LLVM", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CMAKE_ARGS", "SKBUILD_CMAKE_ARGS",
+BUILD_ENV = ["TVM_WHEELS_LLVM", "TVM_WHEELS_CUDA", "TVM_WHEELS_CUDA_ARCHS", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CMAKE_ARGS", "SKBUILD_CMAKE_ARGS",
              "SKBUILD_CMAKE_DEFINE", "SKBUILD_CMAKE_BUILD_TYPE", "TVM_WHEELS_PLAT"]
 
 
@@ -96,6 +97,24 @@ def build_env() -> Path:
     return env
 
 
+def cuda_toolkit(variant: variants.Variant, *, provision: bool = False) -> dict[str, str]:
+    """Build-environment variables that give a CUDA variant its toolkit: the preset's NVIDIA
+    wheels, installed once into a directory keyed by them (not into build_env(), whose path
+    is in every compile line of the cpu objects that this variant shares through ccache).
+    A TVM_WHEELS_CUDA the user set wins, unless provision asks for the preset's own."""
+    if not variant.cuda or (os.environ.get("TVM_WHEELS_CUDA") and not provision):
+        return {}
+    digest = hashlib.sha256("\n".join(variant.cuda_pip).encode()).hexdigest()[:16]
+    target = cache_root() / "cuda" / digest
+    if not (target / "ready").exists():
+        shutil.rmtree(target, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                        "--target", str(target), *variant.cuda_pip], check=True)
+        (target / "ready").write_text("\n".join(variant.cuda_pip) + "\n")
+    major = variant.cuda.split(".")[0]
+    return {"TVM_WHEELS_CUDA": str(target / "nvidia" / f"cu{major}")}
+
+
 def _dist_version(name: str) -> str:
     from importlib import metadata
 
@@ -136,6 +155,8 @@ def content_key(variant: str, env: Path, root: Path = ROOT) -> tuple[str, dict]:
         h.update(f"file {rel} {hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode())
         count += 1
     facts = toolchain(env)
+    if v := variants.load(variant).cuda_pip:
+        facts["cuda_pip"] = ";".join(v)
     facts.update({f"env:{k}": os.environ[k] for k in BUILD_ENV if os.environ.get(k)})
     for k in sorted(facts):
         h.update(f"fact {k}={facts[k]}\n".encode())
@@ -184,6 +205,7 @@ def make_wheel(variant: str, out: Path, *, key: str, build_dir: str | None = Non
         TVM_WHEELS_PROJECT_COMMIT=_project_commit(),
         SOURCE_DATE_EPOCH=variants.requirements()["TVM_WHEELS_SOURCE_DATE_EPOCH"],
         PATH=f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        **cuda_toolkit(variants.load(variant)),
         **(extra_env or {}),
     )
     raw_dir = Path(tempfile.mkdtemp(prefix="raw-", dir=out))
@@ -230,9 +252,10 @@ class ProbeFailed(RuntimeError):
 
 
 def probe(variant: str, build_dir: Path | None = None, *, extra_env: dict | None = None) -> dict[str, str]:
-    """A heavy variant's build probe (CI tier 1): configure it as the wheel build does and
-    compile its TVM_WHEEL_PROBE_SOURCES, each alone (no unity batch), through the same
-    toolchain and flags. Returns {source: compile command}; raises ProbeFailed with the log."""
+    """A heavy variant's build probe (CI tier 1): configure it as the wheel build does (a CUDA
+    variant: its sidecar, TVM_WHEEL_PROBE_BUILD) and compile its TVM_WHEEL_PROBE_SOURCES
+    (relative to the project root), each alone (no unity batch), through the same toolchain and
+    flags. Planned variants too: the probe guards a variant's toolchain while it is built up. Returns {source: compile command}; raises ProbeFailed with the log."""
     v = variants.load(variant)
     if not v.probe_sources:
         raise ProbeFailed(f"tvm-wheels: {variant} has no build probe. Fix: list the sources that make its "
@@ -241,7 +264,7 @@ def probe(variant: str, build_dir: Path | None = None, *, extra_env: dict | None
     bdir = build_dir or ROOT / "build" / f"probe-{variant}"
     shutil.rmtree(bdir, ignore_errors=True)
     run_env = dict(os.environ, TVM_WHEEL_VARIANT=variant, PATH=f"{env / 'bin'}{os.pathsep}{os.environ['PATH']}",
-                   **(extra_env or {}))
+                   **cuda_toolkit(v), **(extra_env or {}))
 
     def step(cmd: list[str], what: str) -> str:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, cwd=ROOT)
@@ -253,14 +276,21 @@ def probe(variant: str, build_dir: Path | None = None, *, extra_env: dict | None
     step([str(env / "bin" / "cmake"), "-S", str(ROOT), "-B", str(bdir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
           f"-DPython_EXECUTABLE={env / 'bin' / 'python'}", "-DTVM_WHEELS_UNITY_BATCH=0", "-DTVM_WHEELS_PROGRESS=OFF",
           # the wheel's install rules name scikit-build-core's metadata directory; a probe installs nothing
-          f"-DSKBUILD_METADATA_DIR={bdir / 'metadata'}"],
+          f"-DSKBUILD_METADATA_DIR={bdir / 'metadata'}", "-DTVM_WHEELS_PROBE=ON",
+          # a sidecar probe configures the variant's CUDA sidecar (cmake/modules/CudaSidecar.cmake) itself
+          *([f"-DTVM_WHEELS_SIDECAR=cuda"] if v.probe_build == "sidecar" else [])],
          "configure")
     ninja = [str(env / "bin" / "ninja"), "-C", str(bdir)]
     objects = {}
     for line in step([*ninja, "-t", "targets", "all"], "listing targets").splitlines():
         target = line.split(":")[0]
+        if ".dir/" not in target or not target.endswith(".o"):
+            continue
+        # <target>.dir/<source relative to the directory of the CMakeLists that names it>.o,
+        # where each step up out of that directory is a "__/"
+        rel = re.sub(r"^(__/)+", "", target.split(".dir/", 1)[1][:-2])
         for src in v.probe_sources:
-            if target.endswith(f".dir/{src}.o"):
+            if src == rel or src.endswith(f"/{rel}"):
                 objects[src] = target
     missing = [s for s in v.probe_sources if s not in objects]
     if missing:

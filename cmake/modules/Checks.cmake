@@ -76,3 +76,16 @@ function(tvm_wheels_plan_jobs cores mem_mb requested out_jobs)
     set(${out_jobs} ${_fit} PARENT_SCOPE)
   endif()
 endfunction()
+
+# CUDA kernel compiles (CUTLASS templates through nvcc) take several times a C++ job's memory:
+# they get their own, smaller job pool, at most the C++ jobs and at least one. Sets <out_jobs>.
+function(tvm_wheels_plan_cuda_jobs cxx_jobs mem_mb out_jobs)
+  math(EXPR _fit "${mem_mb} / ${TVM_WHEELS_MB_PER_NVCC_JOB}")
+  if(_fit LESS 1)
+    set(_fit 1)
+  endif()
+  if(cxx_jobs LESS _fit)
+    set(_fit ${cxx_jobs})
+  endif()
+  set(${out_jobs} ${_fit} PARENT_SCOPE)
+endfunction()

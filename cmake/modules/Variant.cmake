@@ -28,7 +28,9 @@ macro(tvm_wheels_select_variant)
       "Fix: TVM_WHEEL_VARIANT=<one of those> pip install ./")
   endif()
   include("${TVM_WHEELS_PRESET_DIR}/${TVM_WHEEL_VARIANT}.cmake")
-  if(NOT TVM_WHEEL_STATUS STREQUAL "supported")
+  # A build probe (tools/wheelhouse.py probe) compiles a few objects and makes no wheel: it
+  # guards a planned variant's toolchain while the variant is being built up.
+  if(NOT TVM_WHEEL_STATUS STREQUAL "supported" AND NOT TVM_WHEELS_PROBE)
     message(FATAL_ERROR
       "tvm-wheels: variant '${TVM_WHEEL_VARIANT}' is ${TVM_WHEEL_STATUS}: its preset "
       "(cmake/presets/${TVM_WHEEL_VARIANT}.cmake) is written but this project does not build "

@@ -18,5 +18,5 @@ set(TVM_WHEEL_HOST_MATTR "-prefer-256-bit")
 set(TVM_WHEEL_TUNING_DB "llvm-x86-64-v4--prefer-256-bit")
 set(TVM_WHEEL_VARIANT_PROPERTIES "x86_64 :: level :: v4")
 # Runtime sources compiled with -march=x86-64-v4 (the thread pool, the CPU device)
-set(TVM_WHEEL_PROBE_SOURCES "src/runtime/threading_backend.cc;src/runtime/cpu_device_api.cc")
+set(TVM_WHEEL_PROBE_SOURCES "tvm/src/runtime/threading_backend.cc;tvm/src/runtime/cpu_device_api.cc")
 

@@ -21,6 +21,7 @@ set(TVM_WHEEL_HOST_MATTR "")              # LLVM target features added to it
 # database fits every CPU; `tvm-wheels tune` makes one for the machine at hand.
 set(TVM_WHEEL_TUNING_DB "")
 set(TVM_WHEEL_VARIANT_PROPERTIES "")      # PEP 825 properties (namespace :: feature :: value)
+set(TVM_WHEEL_DEPENDENCIES "")            # run-time needs beyond every variant's (pyproject.toml)
 # Shared libraries the wheel needs but must not bundle (auditwheel repair --exclude):
 # libtvm_ffi comes from the apache-tvm-ffi wheel it depends on.
 set(TVM_WHEEL_REPAIR_EXCLUDE "libtvm_ffi.so")
@@ -28,7 +29,7 @@ set(TVM_WHEEL_REPAIR_EXCLUDE "libtvm_ffi.so")
 # every submission; 2 = a heavy variant (hours of compile on 2 cores), built and tested by
 # `.ci/run --full` only, with a build probe in tier 1.
 set(TVM_WHEEL_CI_TIER 1)
-# The build probe: sources (relative to tvm/) of what makes this variant's build
+# The build probe: sources (relative to the project root) of what makes this variant's build
 # different. `tools/wheelhouse.py probe` configures the variant and compiles exactly
 # these, so a broken toolchain or flag fails tier 1 in minutes, not after hours.
 set(TVM_WHEEL_PROBE_SOURCES "")

@@ -1,8 +1,10 @@
 """scikit-build-core metadata plugin: the wheel's version and extra build needs.
 
 version = <TVM version>+<label of the variant named by TVM_WHEEL_VARIANT>.
+dependencies = pyproject's common list + the variant's TVM_WHEEL_DEPENDENCIES.
 Build requirements: the pinned PyPI LLVM when the variant compiles and the
-user named no LLVM of their own (TVM_WHEELS_LLVM).
+user named no LLVM of their own (TVM_WHEELS_LLVM); a CUDA variant's pinned
+NVIDIA wheels when the user named no toolkit (TVM_WHEELS_CUDA).
 """
 
 from __future__ import annotations
@@ -12,15 +14,24 @@ import os
 from . import cmakedata, variants
 
 
-def dynamic_metadata(field: str, settings: dict | None = None) -> str:
-    if field != "version":
-        raise ValueError(f"tvm_wheels._metadata provides 'version', not {field!r}")
+def dynamic_metadata(field: str, settings: dict | None = None) -> str | list[str]:
     variant = variants.load(variants.selected())
-    return variant.version(variants.requirements()["TVM_WHEELS_TVM_VERSION"])
+    if field == "version":
+        return variant.version(variants.requirements()["TVM_WHEELS_TVM_VERSION"])
+    if field == "dependencies":  # pyproject's common list, then the variant's own
+        return [*(settings or {}).get("common", []), *variant.dependencies]
+    raise ValueError(f"tvm_wheels._metadata provides 'version' and 'dependencies', not {field!r}")
+
+
+def _from_pip(knob: str) -> bool:
+    return os.environ.get(knob, "pip") in ("", "pip")
 
 
 def get_requires_for_dynamic_metadata(settings: dict | None = None) -> list[str]:
     variant = variants.load(variants.selected())
-    if not variant.compiler or os.environ.get("TVM_WHEELS_LLVM", "pip") not in ("", "pip"):
-        return []
-    return cmakedata.as_list(variants.requirements()["TVM_WHEELS_PIP_LLVM"])
+    reqs = []
+    if variant.compiler and _from_pip("TVM_WHEELS_LLVM"):
+        reqs += cmakedata.as_list(variants.requirements()["TVM_WHEELS_PIP_LLVM"])
+    if variant.cuda and _from_pip("TVM_WHEELS_CUDA"):
+        reqs += list(variant.cuda_pip)
+    return reqs

@@ -174,25 +174,68 @@ def check_cpu(variant: variants.Variant, features: dict | None = None) -> Check:
                                                            if variant.cpu_features else ""))
 
 
-def check_cuda(variant: variants.Variant) -> list[Check]:
-    if variant.options.get("USE_CUDA", "OFF") != "ON":
-        return []
-    checks = []
-    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
-    banner = _out([nvcc, "--version"]) if nvcc else None
-    checks.append(Check("CUDA toolkit", PASS if banner else FAIL, banner.splitlines()[-1] if banner else
-                        "nvcc not found", "" if banner else "install the CUDA toolkit (or pip install nvidia-cuda-nvcc)"))
-    try:
-        import ctypes
+def _nvcc_release(root: str) -> tuple[int, ...] | None:
+    banner = _out([os.path.join(root, "bin", "nvcc"), "--version"])
+    m = re.search(r"release (\d+)\.(\d+)", banner or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
+
+def system_cuda_roots(env=os.environ) -> list[str]:
+    """Where TVM_WHEELS_CUDA=system looks, in CMake's order (cmake/modules/CudaToolkit.cmake)."""
+    roots = [env[k] for k in ("CUDA_HOME", "CUDA_PATH") if env.get(k)]
+    if nvcc := shutil.which("nvcc", path=env.get("PATH")):
+        roots.append(str(Path(nvcc).resolve().parent.parent))
+    roots.append("/usr/local/cuda")
+    return list(dict.fromkeys(roots))
+
+
+def check_cuda_toolkit(variant: variants.Variant, env=os.environ) -> Check:
+    want = _vt(variant.cuda)
+    choice = env.get("TVM_WHEELS_CUDA", "")
+    if choice in ("", "pip"):
+        return Check("CUDA toolkit", PASS, f"pip provisions CUDA {variant.cuda} by default: {' '.join(variant.cuda_pip)}")
+    fix = (f"pip install ./ (pip provisions CUDA {variant.cuda}), or TVM_WHEELS_CUDA=/path/to/cuda-{want[0]}.x "
+           "pip install ./")
+    rejected = []
+    for root in system_cuda_roots(env) if choice == "system" else [choice]:
+        have = _nvcc_release(root)
+        if have and have[0] == want[0] and have >= want:
+            return Check("CUDA toolkit", PASS, f"CUDA {have[0]}.{have[1]} at {root}")
+        rejected.append(f"{root}: " + (f"CUDA {have[0]}.{have[1]}" if have else "no bin/nvcc"))
+    return Check("CUDA toolkit", FAIL, f"no CUDA {want[0]}.x >= {variant.cuda} ({'; '.join(rejected)})", fix)
+
+
+def driver_cuda_version() -> tuple[int, int] | None:
+    """The CUDA version the installed driver supports (cuDriverGetVersion), None without a driver."""
+    import ctypes
+
+    try:
         cuda = ctypes.CDLL("libcuda.so.1")
-        v = ctypes.c_int()
-        cuda.cuDriverGetVersion(ctypes.byref(v))
-        checks.append(Check("CUDA driver", PASS, f"{v.value // 1000}.{v.value % 1000 // 10} (cuDriverGetVersion)"))
     except OSError:
-        checks.append(Check("CUDA driver", WARN, "no libcuda.so.1: this machine can build but not run CUDA code",
-                            "install the NVIDIA driver on the machine that runs the wheel"))
-    return checks
+        return None
+    v = ctypes.c_int()
+    if cuda.cuDriverGetVersion(ctypes.byref(v)) != 0:
+        return None
+    return v.value // 1000, v.value % 1000 // 10
+
+
+def check_cuda_driver(variant: variants.Variant, driver: tuple[int, int] | None) -> Check:
+    if driver is None:
+        return Check("CUDA driver", WARN, "no libcuda.so.1: this machine can build but not run CUDA code",
+                     "install the NVIDIA driver on the machine that runs the wheel")
+    want = _vt(variant.cuda)
+    text = f"{driver[0]}.{driver[1]} (cuDriverGetVersion)"
+    if driver[0] < want[0]:  # CUDA's minor-version compatibility holds within a major only
+        return Check("CUDA driver", FAIL, f"{text}: the driver supports CUDA {driver[0]}.{driver[1]}, but "
+                     f"{variant.name} is built with CUDA {variant.cuda} and needs a driver for CUDA {want[0]}.x",
+                     f"update the NVIDIA driver to one for CUDA {want[0]} or newer")
+    return Check("CUDA driver", PASS, text)
+
+
+def check_cuda(variant: variants.Variant) -> list[Check]:
+    if not variant.cuda:
+        return []
+    return [check_cuda_toolkit(variant), check_cuda_driver(variant, driver_cuda_version())]
 
 
 def _glibcxx(path: str) -> set[tuple[int, ...]]:

@@ -41,7 +41,13 @@ class Variant:
     properties: tuple[str, ...]
     repair_exclude: tuple[str, ...]
     ci_tier: int
+    probe_build: str
     probe_sources: tuple[str, ...]
+    cuda: str
+    cuda_pip: tuple[str, ...]
+    cuda_archs: tuple[str, ...]
+    cutlass: bool
+    dependencies: tuple[str, ...]
     options: dict[str, str]
 
     @property
@@ -73,7 +79,13 @@ def load(name: str, directory: Path | None = None) -> Variant:
         properties=tuple(cmakedata.as_list(v.get("TVM_WHEEL_VARIANT_PROPERTIES", ""))),
         repair_exclude=tuple(cmakedata.as_list(v.get("TVM_WHEEL_REPAIR_EXCLUDE", ""))),
         ci_tier=int(v.get("TVM_WHEEL_CI_TIER", "1")),
+        probe_build=v.get("TVM_WHEEL_PROBE_BUILD", "main"),
         probe_sources=tuple(cmakedata.as_list(v.get("TVM_WHEEL_PROBE_SOURCES", ""))),
+        cuda=v.get("TVM_WHEEL_CUDA", ""),
+        cuda_pip=tuple(cmakedata.as_list(v.get("TVM_WHEEL_CUDA_PIP", ""))),
+        cuda_archs=tuple(cmakedata.as_list(v.get("TVM_WHEEL_CUDA_ARCHS", ""))),
+        cutlass=cmakedata.as_bool(v.get("TVM_WHEEL_CUTLASS", "OFF")),
+        dependencies=tuple(cmakedata.as_list(v.get("TVM_WHEEL_DEPENDENCIES", ""))),
         options={k: val for k, val in v.items() if not k.startswith("TVM_WHEEL_")},
     )
 

@@ -91,12 +91,33 @@ def test_cuda_driver_version_comes_from_the_driver_library(tmp_path):
     import sys
 
     src = tmp_path / "fakecuda.c"
-    src.write_text("int cuDriverGetVersion(int *v) { *v = 12060; return 0; }\n")
+    src.write_text("int cuDriverGetVersion(int *v) { *v = 13020; return 0; }\n")
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"), str(src)], check=True)
-    code = ("import json; from tvm_wheels import doctor, variants; "
-            "print(json.dumps([vars(c) for c in doctor.check_cuda(variants.load('cuda-cutlass'))]))")
+    code = ("import json; from tvm_wheels import doctor; print(json.dumps(doctor.driver_cuda_version()))")
     env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), PYTHONPATH=str(doctor.variants.cmake_dir().parent / "python"))
     out = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                                     check=True).stdout)
-    driver = next(c for c in out if c["name"] == "CUDA driver")
-    assert driver["status"] == "pass" and driver["detail"].startswith("12.6 (cuDriverGetVersion)")
+    assert out == [13, 2]
+
+
+def test_a_driver_older_than_the_toolkit_fails_naming_both_versions():
+    cu = doctor.variants.load("cuda-cutlass")
+    old = doctor.check_cuda_driver(cu, (12, 6))
+    assert old.status == doctor.FAIL
+    assert "supports CUDA 12.6" in old.detail and "built with CUDA 13.0" in old.detail and "CUDA 13" in old.fix
+    assert doctor.check_cuda_driver(cu, (13, 0)).status == doctor.PASS
+    assert doctor.check_cuda_driver(cu, (13, 2)).status == doctor.PASS  # minor-version compatibility
+    assert doctor.check_cuda_driver(cu, None).status == doctor.WARN
+
+
+def test_cuda_toolkit_check_follows_the_build_lookup(tmp_path):
+    from cmake_script import fake_toolkit
+
+    cu = doctor.variants.load("cuda-cutlass")
+    assert doctor.check_cuda_toolkit(cu, {}).status == doctor.PASS  # pip provisions it
+    good, old = fake_toolkit(tmp_path / "good"), fake_toolkit(tmp_path / "old", release="12.6")
+    c = doctor.check_cuda_toolkit(cu, {"TVM_WHEELS_CUDA": str(old)})
+    assert c.status == doctor.FAIL and f"{old}: CUDA 12.6" in c.detail and "TVM_WHEELS_CUDA=" in c.fix
+    c = doctor.check_cuda_toolkit(cu, {"TVM_WHEELS_CUDA": "system", "CUDA_HOME": str(good), "PATH": "/nonexistent"})
+    assert c.status == doctor.PASS and str(good) in c.detail
+    assert doctor.check_cuda(doctor.variants.load("cpu")) == []

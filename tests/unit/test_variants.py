@@ -77,6 +77,18 @@ def test_version_plugin_defaults_to_cpu(monkeypatch):
     assert _metadata.dynamic_metadata("version") == "0.26.0+cpu"
 
 
+def test_dependencies_are_the_common_list_and_the_variant_own(monkeypatch):
+    import tomllib
+
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["scikit-build"]["metadata"]["dependencies"]
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
+    cpu = _metadata.dynamic_metadata("dependencies", table)
+    assert cpu == table["common"] and any(d.startswith("apache-tvm-ffi>=") for d in cpu)
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", "cuda-cutlass")
+    cu = _metadata.dynamic_metadata("dependencies", table)
+    assert cu[:len(cpu)] == cpu and "nvidia-cuda-runtime>=13.0,<14" in cu and "cuda-bindings>=13.0,<14" in cu
+
+
 def test_build_requires_pull_llvm_only_when_needed(monkeypatch):
     monkeypatch.delenv("TVM_WHEELS_LLVM", raising=False)
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
@@ -86,6 +98,28 @@ def test_build_requires_pull_llvm_only_when_needed(monkeypatch):
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
     monkeypatch.setenv("TVM_WHEELS_LLVM", "/usr/lib/llvm-19/bin/llvm-config")
     assert _metadata.get_requires_for_dynamic_metadata() == []
+
+
+def test_build_requires_pull_cuda_for_cuda_variants_unless_a_toolkit_is_named(monkeypatch):
+    monkeypatch.delenv("TVM_WHEELS_LLVM", raising=False)
+    monkeypatch.delenv("TVM_WHEELS_CUDA", raising=False)
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", "cuda-cutlass")
+    reqs = _metadata.get_requires_for_dynamic_metadata()
+    assert "nvidia-cuda-nvcc==13.0.88" in reqs and any(r.startswith("xtc-llvm-dev==") for r in reqs)
+    monkeypatch.setenv("TVM_WHEELS_CUDA", "system")
+    assert not any(r.startswith("nvidia-") for r in _metadata.get_requires_for_dynamic_metadata())
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
+    monkeypatch.delenv("TVM_WHEELS_CUDA")
+    assert not any(r.startswith("nvidia-") for r in _metadata.get_requires_for_dynamic_metadata())
+
+
+def test_cuda_presets_name_their_toolkit_and_archs():
+    cu = variants.load("cuda-cutlass")
+    assert cu.cuda == "13.0" and cu.cutlass and "90a" in cu.cuda_archs
+    # the main build keeps the cpu variant's TVM options: its objects are the cpu build's
+    assert cu.options == variants.load("cpu").options
+    assert all(r.split("==")[1].startswith(cu.cuda + ".") for r in cu.cuda_pip)
+    assert variants.load("cpu").cuda == ""
 
 
 def _configure(tmp_path, variant):

@@ -18,7 +18,7 @@ def tree(tmp_path, monkeypatch):
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "tools").mkdir()
     shutil.copy(ROOT / "tools" / "wheelhouse.py", tmp_path / "tools" / "wheelhouse.py")
-    for name in ("cmake", "licenses", "patches", "python"):
+    for name in ("cmake", "licenses", "patches", "python", "sidecar"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "tvm" / "src").mkdir(parents=True)
     (tmp_path / "tvm" / "src" / "a.cc").write_text("int a;\n")
@@ -41,7 +41,7 @@ def test_same_inputs_same_key(tree):
 
 @pytest.mark.parametrize("edit", ["tvm/src/a.cc", "cmake/presets/cpu.cmake", "CMakeLists.txt", "pyproject.toml",
                                   "patches/0001-tvm-init-import-guard.patch", "python/tvm_wheels/guard.py",
-                                  "tools/wheelhouse.py"])
+                                  "tools/wheelhouse.py", "sidecar/fpA_intB_gemm_tvm_binding.cu"])
 def test_any_build_input_changes_the_key(tree, edit):
     before = key(tree)
     with open(tree / edit, "a") as f:
@@ -71,3 +71,11 @@ def test_variant_toolchain_and_flags_change_the_key(tree, monkeypatch):
     monkeypatch.delenv("CXXFLAGS")
     monkeypatch.setattr(wheelhouse, "toolchain", lambda env: {"cxx": "g++ 13.1.0", "cmake": "4.4.5"})
     assert key(tree) != base
+
+
+def test_cuda_arch_list_and_toolkit_change_a_cuda_variant_key(tree, monkeypatch):
+    base = key(tree, "cuda-cutlass")
+    monkeypatch.setenv("TVM_WHEELS_CUDA_ARCHS", "80;89;90a")
+    archs = key(tree, "cuda-cutlass")
+    monkeypatch.setenv("TVM_WHEELS_CUDA", "/opt/cuda-13.1")
+    assert len({base, archs, key(tree, "cuda-cutlass")}) == 3
