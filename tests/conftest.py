@@ -121,14 +121,9 @@ def cuda_toolkit() -> Path:
     """The CUDA toolkit of the cuda-cutlass variant, from NVIDIA's wheels (tools/wheelhouse.py), as
     its build gets it when the user names none; installed once into the cache."""
     import wheelhouse
-
-    return Path(wheelhouse.cuda_toolkit(variants_module().load("cuda-cutlass"), provision=True)["TVM_WHEELS_CUDA"])
-
-
-def variants_module():
     from tvm_wheels import variants
 
-    return variants
+    return Path(wheelhouse.cuda_toolkit(variants.load("cuda-cutlass"), provision=True)["TVM_WHEELS_CUDA"])
 
 
 @pytest.fixture(scope="session")

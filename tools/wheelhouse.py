@@ -255,7 +255,8 @@ def probe(variant: str, build_dir: Path | None = None, *, extra_env: dict | None
     """A heavy variant's build probe (CI tier 1): configure it as the wheel build does (a CUDA
     variant: its sidecar, TVM_WHEEL_PROBE_BUILD) and compile its TVM_WHEEL_PROBE_SOURCES
     (relative to the project root), each alone (no unity batch), through the same toolchain and
-    flags. Planned variants too: the probe guards a variant's toolchain while it is built up. Returns {source: compile command}; raises ProbeFailed with the log."""
+    flags. Planned variants too: the probe guards a variant's toolchain while it is built up.
+    Returns {source: compile command}; raises ProbeFailed with the log."""
     v = variants.load(variant)
     if not v.probe_sources:
         raise ProbeFailed(f"tvm-wheels: {variant} has no build probe. Fix: list the sources that make its "
@@ -278,7 +279,7 @@ def probe(variant: str, build_dir: Path | None = None, *, extra_env: dict | None
           # the wheel's install rules name scikit-build-core's metadata directory; a probe installs nothing
           f"-DSKBUILD_METADATA_DIR={bdir / 'metadata'}", "-DTVM_WHEELS_PROBE=ON",
           # a sidecar probe configures the variant's CUDA sidecar (cmake/modules/CudaSidecar.cmake) itself
-          *([f"-DTVM_WHEELS_SIDECAR=cuda"] if v.probe_build == "sidecar" else [])],
+          *(["-DTVM_WHEELS_SIDECAR=cuda"] if v.probe_build == "sidecar" else [])],
          "configure")
     ninja = [str(env / "bin" / "ninja"), "-C", str(bdir)]
     objects = {}

@@ -18,10 +18,15 @@
 
 include(CudaToolkit)
 
-# The libraries the sidecar adds to the wheel (tvm/lib), and for each whether it
-# needs CUTLASS.
-set(TVM_WHEELS_SIDECAR_LIBS tvm_runtime_cuda)
-set(TVM_WHEELS_SIDECAR_CUTLASS_LIBS fpA_intB_gemm flash_attn tvm_wheels_cutlass)
+# The libraries the sidecar adds to the wheel (tvm/lib): the CUDA runtime, and with
+# TVM_WHEEL_CUTLASS the CUTLASS kernel libraries. Sets <out>.
+function(_tvm_wheels_sidecar_libs out)
+  set(_libs tvm_runtime_cuda)
+  if(TVM_WHEEL_CUTLASS)
+    list(APPEND _libs fpA_intB_gemm flash_attn tvm_wheels_cutlass)
+  endif()
+  set(${out} ${_libs} PARENT_SCOPE)
+endfunction()
 
 macro(tvm_wheels_cuda_toolkit)
   if(NOT DEFINED TVM_WHEELS_CUDA)
@@ -83,7 +88,6 @@ function(_tvm_wheels_cuda_pool)
 endfunction()
 
 function(tvm_wheels_sidecar_targets)
-  set(_libs ${TVM_WHEELS_SIDECAR_LIBS})
   if(TVM_WHEEL_CUTLASS)
     # The fpA_intB binding of TVM's 3rdparty tree is written against the pre-tvm-ffi API and
     # does not compile with TVM v0.26.0: the project's own (sidecar/) takes its place.
@@ -109,8 +113,8 @@ function(tvm_wheels_sidecar_targets)
       "${CUDA_CUDART_LIBRARY}")
     set_target_properties(tvm_wheels_cutlass PROPERTIES LINKER_LANGUAGE CXX LINK_OPTIONS "-Wl,--no-undefined")
     _tvm_wheels_cuda_pool(fpA_intB_gemm flash_attn fpA_intB_gemm_tvm tvm_cutlass_objs)
-    list(APPEND _libs ${TVM_WHEELS_SIDECAR_CUTLASS_LIBS})
   endif()
+  _tvm_wheels_sidecar_libs(_libs)
   # Next to libtvm_runtime in site-packages/tvm/lib; libcudart from the nvidia-cuda-runtime
   # wheel (site-packages/nvidia/cu<major>/lib) when it is installed, else from the system.
   string(REGEX MATCH "^[0-9]+" _major "${TVM_WHEEL_CUDA}")
@@ -142,10 +146,7 @@ function(tvm_wheels_add_cuda_sidecar)
   endif()
   include(ExternalProject)
   set(_dir "${CMAKE_CURRENT_BINARY_DIR}/cuda-sidecar")
-  set(_libs ${TVM_WHEELS_SIDECAR_LIBS})
-  if(TVM_WHEEL_CUTLASS)
-    list(APPEND _libs ${TVM_WHEELS_SIDECAR_CUTLASS_LIBS})
-  endif()
+  _tvm_wheels_sidecar_libs(_libs)
   list(TRANSFORM _libs REPLACE "(.+)" "${_dir}/lib/lib\\1.so" OUTPUT_VARIABLE _files)
   list(JOIN TVM_WHEEL_CUDA_ARCHS "$<SEMICOLON>" _archs)
   ExternalProject_Add(tvm_wheels_cuda_sidecar
