@@ -25,6 +25,12 @@
         `tools/wheelhouse.py probe --variant cuda-cutlass`'s): one source of each kind of kernel
         compiled alone for one arch at a time (CPU seconds, peak memory, object size), scaled by
         how many sources of that kind the build has; bench/results/cuda_arch_cost.json.
+    python bench/build_cost.py sidecar --build-dir DIR [--manifest MANIFEST]
+        what a CUDA variant's whole sidecar build took (DIR: the wheel's build tree, e.g.
+        build/cuda-cutlass after tools/wheelhouse.py build): CPU seconds per kernel library,
+        the kernels' wall time at the build's job count, the libraries' sizes, and (MANIFEST: the
+        cache slot's manifest.json) the wheel and its build's ccache hits;
+        bench/results/cuda_sidecar_build.json and .png.
     python bench/build_cost.py plot
         bench/results/build_cost.png from both files, and cuda_arch_cost.png.
 
@@ -54,6 +60,7 @@ RESULTS = ROOT / "bench" / "results"
 COST = RESULTS / "build_cost.json"
 LEVERS = RESULTS / "build_levers.json"
 CUDA_ARCHS = RESULTS / "cuda_arch_cost.json"
+SIDECAR = RESULTS / "cuda_sidecar_build.json"
 KIT = ROOT.parent / "shared" / "sources" / "checkout-submodules"
 
 
@@ -354,6 +361,56 @@ def cmd_cuda_archs(args) -> None:
         print(f"sm_{arch:5s} {r['cpu_min']:6.1f} CPU min  {r['object_mb']:6.1f} MB objects  peak {r['peak_rss_mb']} MB")
 
 
+def cmd_sidecar(args) -> None:
+    build = Path(args.build_dir)
+    side = build / "cuda-sidecar"
+    info = json.loads((build / "tvm_wheels_generated" / "_build_info.json").read_text())
+    log = [(o, s, d) for o, s, d in ninja_log(side) if o.endswith(".o")]
+    groups: dict[str, list] = {}
+    for o, s, d in log:  # by CMake target: <target>.dir/...
+        target = o.split("CMakeFiles/")[-1].split(".dir/")[0] if ".dir/" in o else "other"
+        groups.setdefault(target, []).append((s, d, o))
+    kernels = [(s, d) for o, s, d in log if o.endswith(".cu.o")]
+    row = {
+        "host": _host(), "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "cuda_version": info.get("cuda_version"), "cuda_archs": info.get("cuda_archs"),
+        "jobs": int(re.search(r"^TVM_WHEELS_CUDA_JOBS:\w+=(\d+)$", (side / "CMakeCache.txt").read_text(),
+                              re.M).group(1)),
+        "cuda_sources": len(kernels),
+        "cuda_cpu_s": round(sum(d for _, d in kernels)),
+        # the .cu objects ran in one ninja invocation: their span is the kernels' wall time
+        "cuda_wall_s": round(max(s + d for s, d in kernels) - min(s for s, _ in kernels)) if kernels else 0,
+        "cpu_s_by_target": {t: round(sum(d for _, d, _ in v)) for t, v in sorted(groups.items())},
+        "slowest_objects": [{"object": o.split("CMakeFiles/")[-1], "s": round(d, 1)}
+                            for o, _, d in sorted(log, key=lambda x: -x[2])[:10]],
+        "library_mb": {p.name: round(p.stat().st_size / 1e6, 1) for p in sorted((side / "lib").glob("*.so"))},
+    }
+    if args.manifest:
+        manifest = json.loads(Path(args.manifest).read_text())
+        row.update(wheel=manifest["wheel"], wheel_mb=round(manifest["bytes"] / 1e6, 1),
+                   wheel_build_s=manifest["seconds"],
+                   ccache={t: {k: r[k] for k in ("calls", "hits")} for t, r in manifest.get("ccache", {}).items()})
+    _save(SIDECAR, row)
+    print(json.dumps({k: v for k, v in row.items() if k not in ("slowest_objects", "host")}))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    targets = sorted(row["cpu_s_by_target"], key=lambda t: -row["cpu_s_by_target"][t])
+    ax.barh(targets, [row["cpu_s_by_target"][t] / 60 for t in targets], color="#7a4")
+    for i, t in enumerate(targets):
+        ax.text(row["cpu_s_by_target"][t] / 60, i, f" {row['cpu_s_by_target'][t] / 60:.1f} min", va="center")
+    ax.invert_yaxis()
+    ax.set_xlabel(f"CPU minutes, archs {';'.join(row['cuda_archs'] or [])} "
+                  f"({row['cuda_wall_s'] / 60:.0f} min of kernels at {row['jobs']} jobs)")
+    ax.set_title("cuda-cutlass sidecar build, by target")
+    ax.set_xlim(0, max(row["cpu_s_by_target"].values()) / 60 * 1.3)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "cuda_sidecar_build.png", dpi=110)
+
+
 def _measure(name: str, cmds: list[list[str]], sources: int, cwd: Path) -> dict:
     started = time.time()
     with ThreadPoolExecutor(2) as pool:  # the 2 jobs of a build here
@@ -416,10 +473,13 @@ def main() -> None:
     cua = sub.add_parser("cuda-archs")
     cua.add_argument("--build-dir", required=True)
     cua.add_argument("--archs", default="80,86,89,90a,100a,120")
+    sdc = sub.add_parser("sidecar")
+    sdc.add_argument("--build-dir", required=True)
+    sdc.add_argument("--manifest")
     sub.add_parser("plot")
     args = parser.parse_args()
     {"run": cmd_run, "collect": cmd_collect, "sample": cmd_sample, "levers": cmd_levers, "cuda-archs": cmd_cuda_archs,
-     "plot": cmd_plot}[args.command](args)
+     "sidecar": cmd_sidecar, "plot": cmd_plot}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -144,6 +144,13 @@ def runtime_wheel() -> Path:
 
 
 @pytest.fixture(scope="session")
+def cuda_wheel(cpu_wheel) -> Path:
+    # After cpu, as cpu-avx512: the main build's objects are the cpu build's (ccache), and what
+    # compiles is the CUDA sidecar.
+    return _wheel("cuda-cutlass")
+
+
+@pytest.fixture(scope="session")
 def cpu_venv(cpu_wheel, tmp_path_factory) -> Venv:
     return make_venv(tmp_path_factory.mktemp("venv-cpu"), "tvm-wheels cpu", str(cpu_wheel), *MODEL_DEPS)
 
@@ -151,6 +158,12 @@ def cpu_venv(cpu_wheel, tmp_path_factory) -> Venv:
 @pytest.fixture(scope="session")
 def avx512_venv(avx512_wheel, tmp_path_factory) -> Venv:
     return make_venv(tmp_path_factory.mktemp("venv-avx512"), "tvm-wheels cpu-avx512", str(avx512_wheel), *MODEL_DEPS)
+
+
+@pytest.fixture(scope="session")
+def cuda_venv(cuda_wheel, tmp_path_factory) -> Venv:
+    # pip brings the wheel's CUDA dependencies (nvidia-cuda-runtime, -nvrtc, -cccl, cuda-bindings)
+    return make_venv(tmp_path_factory.mktemp("venv-cuda"), "tvm-wheels cuda-cutlass", str(cuda_wheel), *MODEL_DEPS)
 
 
 @pytest.fixture(scope="session")

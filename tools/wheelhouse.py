@@ -192,15 +192,42 @@ def _project_commit() -> str:
         return "unknown"
 
 
+STATS_LOG = "ccache-stats.log"  # per build tree (CMakeLists.txt: CCACHE_STATSLOG)
+
+
+def ccache_record(build_dir: Path) -> dict[str, dict]:
+    """ccache's result for every compile of the last build, per build tree ("." the main build,
+    "cuda-sidecar" a CUDA variant's sidecar): calls, hits, and the sources that missed."""
+    record = {}
+    for log in sorted(build_dir.rglob(STATS_LOG)):
+        calls, missed, source = 0, [], None
+        for line in log.read_text().splitlines() + ["# end"]:
+            if line.startswith("# "):
+                if source is not None:
+                    calls += 1
+                    if not hit:
+                        missed.append(source)
+                source, hit = line[2:].removeprefix(f"{ROOT}/"), False
+            elif line in ("direct_cache_hit", "preprocessed_cache_hit"):
+                hit = True
+        record[log.parent.relative_to(build_dir).as_posix()] = {
+            "calls": calls, "hits": calls - len(missed), "missed": sorted(missed)}
+    return record
+
+
 def make_wheel(variant: str, out: Path, *, key: str, build_dir: str | None = None, verbose: bool = True,
                extra_env: dict | None = None, env: Path | None = None) -> Path:
     """`pip wheel` of this checkout for one variant, repaired by auditwheel, into out/. No cache.
     env: the build_env() venv, when the caller has it already."""
     env = env or build_env()
+    build_dir = build_dir or f"build/{variant}"
+    # A clean tree: every object is compiled (or taken from ccache) for this key, none is left
+    # over from another, and the ccache record counts them all.
+    shutil.rmtree(ROOT / build_dir, ignore_errors=True)
     build_env_vars = dict(
         os.environ,
         TVM_WHEEL_VARIANT=variant,
-        SKBUILD_BUILD_DIR=build_dir or f"build/{variant}",
+        SKBUILD_BUILD_DIR=build_dir,
         TVM_WHEELS_CONTENT_KEY=key,
         TVM_WHEELS_PROJECT_COMMIT=_project_commit(),
         SOURCE_DATE_EPOCH=variants.requirements()["TVM_WHEELS_SOURCE_DATE_EPOCH"],
@@ -237,7 +264,8 @@ def build(variant: str, *, verbose: bool = True) -> Path:
     try:
         wheel = make_wheel(variant, tmp, key=key, verbose=verbose, env=env)
         manifest.update(key=key, seconds=round(time.time() - started), wheel=wheel.name,
-                        bytes=wheel.stat().st_size, project_commit=_project_commit())
+                        bytes=wheel.stat().st_size, project_commit=_project_commit(),
+                        ccache=ccache_record(ROOT / "build" / variant))
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         slot.parent.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(slot, ignore_errors=True)
@@ -249,6 +277,30 @@ def build(variant: str, *, verbose: bool = True) -> Path:
 
 class ProbeFailed(RuntimeError):
     """The probe's configure or compile step failed; the message carries its output."""
+
+
+def _step(cmd: list[str], what: str, label: str, run_env: dict) -> str:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, cwd=ROOT)
+    if proc.returncode != 0:
+        raise ProbeFailed(f"tvm-wheels: {label}: {what} failed ({proc.returncode})\n"
+                          f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+def configure(variant: str, bdir: Path, *defines: str, extra_env: dict | None = None, label: str = "") -> dict:
+    """CMake's configure step of a variant, as its wheel build runs it (the build environment, the
+    variant's CUDA toolkit), into bdir; nothing is built. Returns the environment it ran in."""
+    v = variants.load(variant)
+    env = build_env()
+    shutil.rmtree(bdir, ignore_errors=True)
+    run_env = dict(os.environ, TVM_WHEEL_VARIANT=variant, PATH=f"{env / 'bin'}{os.pathsep}{os.environ['PATH']}",
+                   **cuda_toolkit(v), **(extra_env or {}))
+    _step([str(env / "bin" / "cmake"), "-S", str(ROOT), "-B", str(bdir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+           f"-DPython_EXECUTABLE={env / 'bin' / 'python'}", "-DTVM_WHEELS_PROGRESS=OFF",
+           # the wheel's install rules name scikit-build-core's metadata directory; nothing is installed
+           f"-DSKBUILD_METADATA_DIR={bdir / 'metadata'}", *defines],
+          "configure", label or variant, run_env)
+    return run_env
 
 
 def probe(variant: str, build_dir: Path | None = None, *, extra_env: dict | None = None) -> dict[str, str]:
@@ -263,24 +315,14 @@ def probe(variant: str, build_dir: Path | None = None, *, extra_env: dict | None
                           f"build different in TVM_WHEEL_PROBE_SOURCES (cmake/presets/{variant}.cmake)")
     env = build_env()
     bdir = build_dir or ROOT / "build" / f"probe-{variant}"
-    shutil.rmtree(bdir, ignore_errors=True)
-    run_env = dict(os.environ, TVM_WHEEL_VARIANT=variant, PATH=f"{env / 'bin'}{os.pathsep}{os.environ['PATH']}",
-                   **cuda_toolkit(v), **(extra_env or {}))
+    run_env = configure(variant, bdir, "-DTVM_WHEELS_UNITY_BATCH=0", "-DTVM_WHEELS_PROBE=ON",
+                        # a sidecar probe configures the variant's CUDA sidecar (CudaSidecar.cmake) itself
+                        *(["-DTVM_WHEELS_SIDECAR=cuda"] if v.probe_build == "sidecar" else []),
+                        extra_env=extra_env, label=f"build probe of {variant}")
 
     def step(cmd: list[str], what: str) -> str:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, cwd=ROOT)
-        if proc.returncode != 0:
-            raise ProbeFailed(f"tvm-wheels: build probe of {variant}: {what} failed ({proc.returncode})\n"
-                              f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-        return proc.stdout
+        return _step(cmd, what, f"build probe of {variant}", run_env)
 
-    step([str(env / "bin" / "cmake"), "-S", str(ROOT), "-B", str(bdir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-          f"-DPython_EXECUTABLE={env / 'bin' / 'python'}", "-DTVM_WHEELS_UNITY_BATCH=0", "-DTVM_WHEELS_PROGRESS=OFF",
-          # the wheel's install rules name scikit-build-core's metadata directory; a probe installs nothing
-          f"-DSKBUILD_METADATA_DIR={bdir / 'metadata'}", "-DTVM_WHEELS_PROBE=ON",
-          # a sidecar probe configures the variant's CUDA sidecar (cmake/modules/CudaSidecar.cmake) itself
-          *(["-DTVM_WHEELS_SIDECAR=cuda"] if v.probe_build == "sidecar" else [])],
-         "configure")
     ninja = [str(env / "bin" / "ninja"), "-C", str(bdir)]
     objects = {}
     for line in step([*ninja, "-t", "targets", "all"], "listing targets").splitlines():

@@ -78,11 +78,17 @@ macro(tvm_wheels_sidecar_options)
   endif()
 endmacro()
 
-# The CUDA kernel libraries compile in their own job pool, sized by nvcc's memory.
-function(_tvm_wheels_cuda_pool)
+# The CUDA kernel libraries compile one source at a time, in their own job pool sized by
+# nvcc's memory. Not in unity batches: their .cu files define the same templates and helpers
+# (fpA_intB's kernel launchers, dispatch_stages) and clash when batched; and one kernel source
+# already takes minutes and GBs, so a batch would only serialize them.
+function(_tvm_wheels_cuda_kernels)
   foreach(_t IN ITEMS ${ARGN})
-    if(TARGET ${_t} AND TVM_WHEELS_CUDA_JOBS)
-      set_property(TARGET ${_t} PROPERTY JOB_POOL_COMPILE tvm_wheels_cuda)
+    if(TARGET ${_t})
+      set_property(TARGET ${_t} PROPERTY UNITY_BUILD OFF)
+      if(TVM_WHEELS_CUDA_JOBS)
+        set_property(TARGET ${_t} PROPERTY JOB_POOL_COMPILE tvm_wheels_cuda)
+      endif()
     endif()
   endforeach()
 endfunction()
@@ -112,7 +118,7 @@ function(tvm_wheels_sidecar_targets)
     target_link_libraries(tvm_wheels_cutlass PRIVATE tvm_runtime tvm_ffi_shared fpA_intB_gemm flash_attn
       "${CUDA_CUDART_LIBRARY}")
     set_target_properties(tvm_wheels_cutlass PROPERTIES LINKER_LANGUAGE CXX LINK_OPTIONS "-Wl,--no-undefined")
-    _tvm_wheels_cuda_pool(fpA_intB_gemm flash_attn fpA_intB_gemm_tvm tvm_cutlass_objs)
+    _tvm_wheels_cuda_kernels(fpA_intB_gemm flash_attn fpA_intB_gemm_tvm fpA_intB_cutlass_objs tvm_cutlass_objs)
   endif()
   _tvm_wheels_sidecar_libs(_libs)
   # Next to libtvm_runtime in site-packages/tvm/lib; libcudart from the nvidia-cuda-runtime
@@ -138,11 +144,27 @@ function(_tvm_wheels_cutlass_codegen)
   set_property(SOURCE "${_src}" DIRECTORY "${TVM_SOURCE_DIR}" PROPERTY SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()
 
+# The headers TVM's CUTLASS BYOC (tvm.contrib.cutlass) compiles the kernels it generates
+# against, with nvcc, when a model is built: it looks for them in tvm/3rdparty/ next to the
+# installed package (contrib/cutlass/build.py: _get_cutlass_path). Headers only; the fpA_intB
+# tree's own copy of CUTLASS is left out (the kernels include the main one).
+function(_tvm_wheels_cutlass_headers)
+  set(_3rd "${TVM_SOURCE_DIR}/3rdparty")
+  foreach(_dir IN ITEMS cutlass/include cutlass/tools/util/include libflash_attn/include)
+    install(DIRECTORY "${_3rd}/${_dir}/" DESTINATION "tvm/3rdparty/${_dir}" COMPONENT wheel
+      FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp" PATTERN "*.inl" PATTERN "*.cuh")
+  endforeach()
+  install(DIRECTORY "${_3rd}/cutlass_fpA_intB_gemm/" DESTINATION tvm/3rdparty/cutlass_fpA_intB_gemm
+    COMPONENT wheel FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp" PATTERN "*.cuh"
+    PATTERN "cutlass_fpA_intB_gemm/cutlass" EXCLUDE)
+endfunction()
+
 # Main build: configure and build the sidecar (after the main libraries, so the two builds
 # never compete for cores and memory) and install its libraries into tvm/lib.
 function(tvm_wheels_add_cuda_sidecar)
   if(TVM_WHEEL_CUTLASS)
     _tvm_wheels_cutlass_codegen()
+    _tvm_wheels_cutlass_headers()
   endif()
   include(ExternalProject)
   set(_dir "${CMAKE_CURRENT_BINARY_DIR}/cuda-sidecar")

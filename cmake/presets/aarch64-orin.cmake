@@ -4,6 +4,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/cuda-cutlass.cmake)
 
 set(TVM_WHEEL_LABEL "orin")
 set(TVM_WHEEL_SUMMARY "aarch64 Jetson Orin: cpu + CUDA sm_87 (planned)")
+set(TVM_WHEEL_STATUS "planned")
 set(TVM_WHEEL_ARCHS "aarch64")
 set(TVM_WHEEL_MARCH "armv8.2-a")
 # JetPack 6: CUDA 12.6, and no CUDA 12 nvcc on the registries, so no prebuilt CUTLASS kernels

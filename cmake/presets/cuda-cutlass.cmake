@@ -2,12 +2,12 @@
 # The wheel is the cpu build (same TVM options: its objects come from the cpu build's
 # ccache) plus a CUDA sidecar build (cmake/modules/CudaSidecar.cmake) that adds
 # libtvm_runtime_cuda and, with TVM_WHEEL_CUTLASS, the CUTLASS kernel libraries.
-# Planned: the sidecar is being built up; tier 1 runs its build probe.
+# Tier 2 builds and tests its wheel; tier 1 runs its build probe.
 include(${CMAKE_CURRENT_LIST_DIR}/cpu.cmake)
 
 set(TVM_WHEEL_LABEL "cu130")
-set(TVM_WHEEL_SUMMARY "cpu + CUDA 13.0 runtime/codegen + CUTLASS (planned)")
-set(TVM_WHEEL_STATUS "planned")
+set(TVM_WHEEL_SUMMARY "cpu + CUDA 13.0 runtime/codegen + CUTLASS")
+set(TVM_WHEEL_STATUS "supported")
 set(TVM_WHEEL_CI_TIER 2)                  # its wheel: .ci/run --full; its probe: tier 1
 set(TVM_WHEEL_VARIANT_PROPERTIES "nvidia :: cuda_version_lower_bound :: 13.0")
 
@@ -46,6 +46,11 @@ set(TVM_WHEEL_PROBE_SOURCES
 set(TVM_WHEEL_DEPENDENCIES
   "nvidia-cuda-runtime>=13.0,<14" "nvidia-cuda-nvrtc>=13.0,<14" "nvidia-cuda-cccl>=13.0,<14"
   "cuda-bindings>=13.0,<14")
+# Extras ("extra :: requirement"). cutlass: TVM's CUTLASS BYOC (relax.backend.cuda.cutlass,
+# tvm.contrib.cutlass) writes CUDA source for the kernels a model offloads and compiles it with
+# nvcc when the model is built; NVRTC cannot (host code, CUTLASS's headers). Only that needs it.
+set(TVM_WHEEL_EXTRAS
+  "cutlass :: nvidia-cuda-nvcc>=13.0,<14" "cutlass :: nvidia-cuda-crt>=13.0,<14" "cutlass :: nvidia-nvvm>=13.0,<14")
 
 # The driver and toolkit come from the user's system or the nvidia-* wheels, never from ours.
 set(TVM_WHEEL_REPAIR_EXCLUDE "libtvm_ffi.so;libcuda.so.*;libcudart.so.*;libnvrtc.so.*;libnvrtc-builtins.so.*")

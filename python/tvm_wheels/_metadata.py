@@ -2,6 +2,7 @@
 
 version = <TVM version>+<label of the variant named by TVM_WHEEL_VARIANT>.
 dependencies = pyproject's common list + the variant's TVM_WHEEL_DEPENDENCIES.
+optional-dependencies = pyproject's common extras + the variant's TVM_WHEEL_EXTRAS.
 Build requirements: the pinned PyPI LLVM when the variant compiles and the
 user named no LLVM of their own (TVM_WHEELS_LLVM); a CUDA variant's pinned
 NVIDIA wheels when the user named no toolkit (TVM_WHEELS_CUDA).
@@ -20,7 +21,13 @@ def dynamic_metadata(field: str, settings: dict | None = None) -> str | list[str
         return variant.version(variants.requirements()["TVM_WHEELS_TVM_VERSION"])
     if field == "dependencies":  # pyproject's common list, then the variant's own
         return [*(settings or {}).get("common", []), *variant.dependencies]
-    raise ValueError(f"tvm_wheels._metadata provides 'version' and 'dependencies', not {field!r}")
+    if field == "optional-dependencies":
+        extras = {name: list(reqs) for name, reqs in (settings or {}).get("common", {}).items()}
+        for name, reqs in variant.extras.items():
+            extras.setdefault(name, []).extend(reqs)
+        return extras
+    raise ValueError(f"tvm_wheels._metadata provides 'version', 'dependencies' and 'optional-dependencies', "
+                     f"not {field!r}")
 
 
 def _from_pip(knob: str) -> bool:

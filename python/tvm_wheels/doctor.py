@@ -205,27 +205,13 @@ def check_cuda_toolkit(variant: variants.Variant, env=os.environ) -> Check:
     return Check("CUDA toolkit", FAIL, f"no CUDA {want[0]}.x >= {variant.cuda} ({'; '.join(rejected)})", fix)
 
 
-def driver_cuda_version() -> tuple[int, int] | None:
-    """The CUDA version the installed driver supports (cuDriverGetVersion), None without a driver."""
-    import ctypes
-
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return None
-    v = ctypes.c_int()
-    if cuda.cuDriverGetVersion(ctypes.byref(v)) != 0:
-        return None
-    return v.value // 1000, v.value % 1000 // 10
-
-
 def check_cuda_driver(variant: variants.Variant, driver: tuple[int, int] | None) -> Check:
     if driver is None:
         return Check("CUDA driver", WARN, "no libcuda.so.1: this machine can build but not run CUDA code",
                      "install the NVIDIA driver on the machine that runs the wheel")
     want = _vt(variant.cuda)
     text = f"{driver[0]}.{driver[1]} (cuDriverGetVersion)"
-    if driver[0] < want[0]:  # CUDA's minor-version compatibility holds within a major only
+    if not host.driver_runs(variant, driver):
         return Check("CUDA driver", FAIL, f"{text}: the driver supports CUDA {driver[0]}.{driver[1]}, but "
                      f"{variant.name} is built with CUDA {variant.cuda} and needs a driver for CUDA {want[0]}.x",
                      f"update the NVIDIA driver to one for CUDA {want[0]} or newer")
@@ -235,7 +221,7 @@ def check_cuda_driver(variant: variants.Variant, driver: tuple[int, int] | None)
 def check_cuda(variant: variants.Variant) -> list[Check]:
     if not variant.cuda:
         return []
-    return [check_cuda_toolkit(variant), check_cuda_driver(variant, driver_cuda_version())]
+    return [check_cuda_toolkit(variant), check_cuda_driver(variant, host.cuda_driver_version())]
 
 
 def _glibcxx(path: str) -> set[tuple[int, ...]]:

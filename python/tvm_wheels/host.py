@@ -56,17 +56,43 @@ def missing_features(required: list[str] | tuple[str, ...], features: dict[str, 
     return [f for f in required if not features.get(f, False)]
 
 
+def cuda_driver_version() -> tuple[int, int] | None:
+    """The CUDA version the installed driver supports (cuDriverGetVersion), None without a driver."""
+    import ctypes
+
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    v = ctypes.c_int()
+    if cuda.cuDriverGetVersion(ctypes.byref(v)) != 0:
+        return None
+    return v.value // 1000, v.value % 1000 // 10
+
+
+def driver_runs(variant: variants.Variant, driver: tuple[int, int] | None) -> bool:
+    """Whether a driver runs a CUDA variant's code: CUDA's minor-version compatibility holds
+    within a major, so a driver of the wheel's CUDA major (or newer) does."""
+    return driver is not None and driver[0] >= int(variant.cuda.split(".")[0])
+
+
+_DETECT = object()
+
+
 def fitting_variants(features: dict[str, bool] | None = None, arch: str | None = None,
-                     compiler: bool | None = None) -> list[variants.Variant]:
-    """Supported variants this host can run, the most specific (most CPU features) first."""
+                     compiler: bool | None = None, driver=_DETECT) -> list[variants.Variant]:
+    """Supported variants this host can run, the most specific first: a CUDA variant where the
+    NVIDIA driver runs it (driver: cuDriverGetVersion's (major, minor), None for no driver),
+    then by CPU features."""
     features = cpu_features() if features is None else features
     arch = arch or machine()
+    driver = cuda_driver_version() if driver is _DETECT else driver
     fits = [
         v for v in variants.table()
         if v.supported and arch in v.archs and not missing_features(v.cpu_features, features)
-        and (compiler is None or v.compiler == compiler)
+        and (compiler is None or v.compiler == compiler) and (not v.cuda or driver_runs(v, driver))
     ]
-    return sorted(fits, key=lambda v: (-len(v.cpu_features), v.name))
+    return sorted(fits, key=lambda v: (not v.cuda, -len(v.cpu_features), v.name))
 
 
 def variant_fix(features: dict[str, bool] | None = None, compiler: bool | None = None,

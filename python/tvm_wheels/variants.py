@@ -48,6 +48,7 @@ class Variant:
     cuda_archs: tuple[str, ...]
     cutlass: bool
     dependencies: tuple[str, ...]
+    extras: dict[str, tuple[str, ...]]
     options: dict[str, str]
 
     @property
@@ -86,8 +87,20 @@ def load(name: str, directory: Path | None = None) -> Variant:
         cuda_archs=tuple(cmakedata.as_list(v.get("TVM_WHEEL_CUDA_ARCHS", ""))),
         cutlass=cmakedata.as_bool(v.get("TVM_WHEEL_CUTLASS", "OFF")),
         dependencies=tuple(cmakedata.as_list(v.get("TVM_WHEEL_DEPENDENCIES", ""))),
+        extras=_extras(cmakedata.as_list(v.get("TVM_WHEEL_EXTRAS", ""))),
         options={k: val for k, val in v.items() if not k.startswith("TVM_WHEEL_")},
     )
+
+
+def _extras(entries: list[str]) -> dict[str, tuple[str, ...]]:
+    """TVM_WHEEL_EXTRAS: "extra :: requirement" entries, grouped by extra."""
+    extras: dict[str, list[str]] = {}
+    for entry in entries:
+        name, sep, req = (part.strip() for part in entry.partition("::"))
+        if not (sep and name and req):
+            raise cmakedata.CMakeDataError(f"TVM_WHEEL_EXTRAS entry {entry!r} is not 'extra :: requirement'")
+        extras.setdefault(name, []).append(req)
+    return {name: tuple(reqs) for name, reqs in extras.items()}
 
 
 def names(directory: Path | None = None) -> list[str]:

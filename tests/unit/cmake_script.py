@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CMAKE = shutil.which("cmake") or "cmake"
+# the pinned cmake of the test venv (tests/requirements.txt) even when the venv is not activated
+CMAKE = shutil.which("cmake", path=os.path.dirname(sys.executable)) or shutil.which("cmake") or "cmake"
 
 
 @dataclasses.dataclass

@@ -73,7 +73,7 @@ def test_incomplete_sources_fail_with_the_submodule_command(tmp_path):
 
 
 def test_planned_variant_is_a_failure(monkeypatch, tmp_path):
-    checks = doctor.run("cuda-cutlass", root=tmp_path)
+    checks = doctor.run("aarch64-orin", root=tmp_path)
     assert checks[0].status == doctor.FAIL and "planned" in checks[0].detail
     assert doctor.exit_code(checks) == 2
 
@@ -93,11 +93,13 @@ def test_cuda_driver_version_comes_from_the_driver_library(tmp_path):
     src = tmp_path / "fakecuda.c"
     src.write_text("int cuDriverGetVersion(int *v) { *v = 13020; return 0; }\n")
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"), str(src)], check=True)
-    code = ("import json; from tvm_wheels import doctor; print(json.dumps(doctor.driver_cuda_version()))")
+    # ... and `select` reads it: the CUDA variant comes first where the driver runs it
+    code = ("import json; from tvm_wheels import host; "
+            "print(json.dumps([host.cuda_driver_version(), host.fitting_variants(arch='x86_64')[0].name]))")
     env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), PYTHONPATH=str(doctor.variants.cmake_dir().parent / "python"))
     out = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                                     check=True).stdout)
-    assert out == [13, 2]
+    assert out == [[13, 2], "cuda-cutlass"]
 
 
 def test_a_driver_older_than_the_toolkit_fails_naming_both_versions():

@@ -50,6 +50,12 @@ def test_ffi_inside_range_passes(monkeypatch, have):
 
 def test_select_prefers_the_most_specific_fitting_variant():
     avx512 = {**HASWELL, **{f: True for f in AVX512_INFO["cpu_features"]}}
-    assert [v.name for v in host.fitting_variants(avx512, "x86_64")] == ["cpu-avx512", "cpu", "runtime"]
-    assert [v.name for v in host.fitting_variants(HASWELL, "x86_64")] == ["cpu", "runtime"]
-    assert host.fitting_variants({}, "aarch64") == []  # no aarch64 variant is built yet
+    assert [v.name for v in host.fitting_variants(avx512, "x86_64", driver=None)] == ["cpu-avx512", "cpu", "runtime"]
+    assert [v.name for v in host.fitting_variants(HASWELL, "x86_64", driver=None)] == ["cpu", "runtime"]
+    assert host.fitting_variants({}, "aarch64", driver=None) == []  # no aarch64 variant is built yet
+
+
+def test_select_puts_the_cuda_variant_first_where_the_driver_runs_it():
+    # cuDriverGetVersion's (major, minor); the cuda-cutlass wheel is built with CUDA 13.0
+    assert [v.name for v in host.fitting_variants(HASWELL, "x86_64", driver=(13, 2))] == ["cuda-cutlass", "cpu", "runtime"]
+    assert [v.name for v in host.fitting_variants(HASWELL, "x86_64", driver=(12, 8))] == ["cpu", "runtime"]

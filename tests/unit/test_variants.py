@@ -10,7 +10,7 @@ import pytest
 from cmake_script import CMAKE, ROOT
 from tvm_wheels import _metadata, cmakedata, variants
 
-SUPPORTED = {"cpu", "cpu-avx512", "runtime"}
+SUPPORTED = {"cpu", "cpu-avx512", "runtime", "cuda-cutlass"}
 
 
 def test_table_lists_every_preset_file():
@@ -89,6 +89,25 @@ def test_dependencies_are_the_common_list_and_the_variant_own(monkeypatch):
     assert cu[:len(cpu)] == cpu and "nvidia-cuda-runtime>=13.0,<14" in cu and "cuda-bindings>=13.0,<14" in cu
 
 
+def test_extras_are_the_common_ones_and_the_variant_own(monkeypatch):
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["scikit-build"]["metadata"]
+    table = meta["optional-dependencies"]
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
+    cpu = _metadata.dynamic_metadata("optional-dependencies", table)
+    assert cpu == table["common"] and "xgboost-cpu" in cpu["tune"]
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", "cuda-cutlass")
+    cu = _metadata.dynamic_metadata("optional-dependencies", table)
+    assert cu["tune"] == cpu["tune"] and "nvidia-cuda-nvcc>=13.0,<14" in cu["cutlass"]
+
+
+def test_a_malformed_extra_is_refused(tmp_path):
+    (tmp_path / "x.cmake").write_text('set(TVM_WHEEL_LABEL "x")\nset(TVM_WHEEL_EXTRAS "nvcc>=13")\n')
+    with pytest.raises(ValueError, match="is not 'extra :: requirement'"):
+        variants.load("x", tmp_path)
+
+
 def test_build_requires_pull_llvm_only_when_needed(monkeypatch):
     monkeypatch.delenv("TVM_WHEELS_LLVM", raising=False)
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
@@ -136,9 +155,9 @@ def test_configure_refuses_unknown_variant_at_once(tmp_path):
 
 
 def test_configure_refuses_planned_variant(tmp_path):
-    rc, out = _configure(tmp_path, "cuda-cutlass")
+    rc, out = _configure(tmp_path, "aarch64-orin")
     assert rc != 0
-    assert "variant 'cuda-cutlass' is planned" in out and "does not build it yet" in out
+    assert "variant 'aarch64-orin' is planned" in out and "does not build it yet" in out
 
 
 def test_readme_table_is_the_preset_table():
