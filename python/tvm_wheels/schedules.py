@@ -61,8 +61,13 @@ def _from_rules(mod, target):
         ctx = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply",
                              search_strategy="replay-trace", rand_state=seed, num_threads=1)
         for sch in ctx.generate_design_space():
-            if all(p.apply(sch) for p in ctx.space_generator.postprocs):
-                return sch.mod["main"]
+            try:
+                if all(p.apply(sch) for p in ctx.space_generator.postprocs):
+                    return sch.mod["main"]
+            except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
+                # a sample the postprocessors cannot lower (measured: an index product past int32
+                # in ShuffleNet's channel shuffle) is as invalid as one they reject
+                log.debug("rules, seed %d: %s", seed, str(e).strip().splitlines()[-1])
     return None
 
 
@@ -101,7 +106,8 @@ def fold_weight_prepack(target):
 
     relax.transform.SplitLayoutRewritePreproc moves a schedule's weight reorderings into
     *_weight_prepack functions; relax.transform.FoldConstant leaves those in place, because it
-    folds only calls with one output and they return one tensor per weight."""
+    folds only calls with one output and they return one tensor per weight (a tuple, or the
+    tensor itself when the function reorders one weight)."""
     import tvm
     from tvm import relax
     from tvm.relax.expr_functor import PyExprMutator, mutator
@@ -122,9 +128,13 @@ def fold_weight_prepack(target):
             if gv not in self.built:
                 func = self.mod[gv].with_attr("global_symbol", "main")
                 self.built[gv] = tvm.compile(tvm.IRModule({"main": func}), target=target)
-            outs = [tvm.runtime.empty([int(d) for d in t.shape.values], str(t.dtype)) for t in call.ty.fields]
+            # one reordered weight: the call returns a tensor; several: a tuple of them
+            single = not isinstance(call.ty, relax.TupleType)
+            types = [call.ty] if single else call.ty.fields
+            outs = [tvm.runtime.empty([int(d) for d in t.shape.values], str(t.dtype)) for t in types]
             self.built[gv]["main"](*(a.data for a in call.args[1].fields), *outs)
-            return relax.Tuple([relax.Constant(o) for o in outs])
+            consts = [relax.Constant(o) for o in outs]
+            return consts[0] if single else relax.Tuple(consts)
 
     @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.FoldWeightPrepack")
     def _pass(mod, _ctx):

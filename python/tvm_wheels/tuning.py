@@ -13,12 +13,15 @@ Looked up, first hit wins:
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import time
 from pathlib import Path
 
-from . import host
+from . import host, rewrites
+
+log = logging.getLogger("tvm_wheels.tuning")
 
 SHIPPED = Path(__file__).resolve().parent / "tuning"
 # MetaSchedule's 30 s builder timeout fails candidates when the machine is busy (measured: a
@@ -124,7 +127,7 @@ def _mark_constant_weights(mod):
     found = {}
 
     def visit(expr):
-        if isinstance(expr, relax.Call) and expr.op.same_as(call_tir):
+        if isinstance(expr, relax.Call) and expr.op.same_as(call_tir) and isinstance(expr.args[1], relax.Tuple):
             consts = tuple(i for i, a in enumerate(expr.args[1].fields) if isinstance(a, relax.Constant))
             found.setdefault(expr.args[0], set()).add(consts)
 
@@ -142,8 +145,8 @@ def front_passes(target) -> list:
     """The CPU pipeline up to fusion, the stage at which tasks are extracted and schedules applied.
 
     TVM's cpu_generic passes. When the weights are constants (from_onnx(...,
-    keep_params_in_input=False), as `tvm-wheels tune` reads models), convolutions are converted
-    to LAYOUTS first and, after fusion, the weights are marked layout-free: a schedule (tuned or
+    keep_params_in_input=False), as `tvm-wheels tune` reads models), the graph gets the
+    rewrites.for_inference rewrites, convolutions are converted to LAYOUTS and, after fusion, the weights are marked layout-free: a schedule (tuned or
     from the rules) may then store a weight in the order its loops read it, and
     schedules.pipeline folds both reorderings into the constants at compile time. Weights passed
     as parameters are left as they are: reordering them would cost time on every call.
@@ -159,7 +162,15 @@ def front_passes(target) -> list:
                      and len(f.params) > int(f.attrs["num_input"]) for f in mod.functions.values())
         if params:
             return tvm.transform.Sequential(passes)(mod)
-        return _mark_constant_weights(tvm.transform.Sequential([relax.transform.ConvertLayout(LAYOUTS)] + passes)(mod))
+        mod = rewrites.for_inference()(mod)
+        try:
+            converted = relax.transform.ConvertLayout(LAYOUTS)(mod)
+        except (RuntimeError, ValueError) as e:  # tvm.error.InternalError is a RuntimeError
+            # A graph TVM's layout conversion cannot handle still compiles, as TVM's own
+            # pipeline does: convolutions stay NCHW (slower; tuned records do not match).
+            log.warning("convolutions stay NCHW: TVM's ConvertLayout failed (%s)", str(e).strip().splitlines()[-1])
+            converted = mod
+        return _mark_constant_weights(tvm.transform.Sequential(passes)(converted))
 
     return [_front]
 

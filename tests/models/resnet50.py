@@ -1,8 +1,9 @@
 """ResNet-50 (torchvision's architecture, v1.5: stride on the 3x3 conv) as an
 ONNX graph written with onnx.helper, with seeded random weights: no downloads.
 
-Batch norms are folded into the convolutions' weights and biases, as
-exporters do for inference.
+Batch norms are folded into the convolutions' weights and biases, as torch's
+exporter does for inference; `batch_norm=True` keeps them as BatchNormalization
+nodes after bias-free convolutions, as many ONNX files have them.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ OPSET = 17
 
 
 class _Graph:
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, batch_norm: bool = False):
         self.rng = np.random.default_rng(seed)
         self.nodes, self.inits, self.n = [], [], 0
+        self.batch_norm = batch_norm
 
     def name(self, prefix: str) -> str:
         self.n += 1
@@ -34,9 +36,15 @@ class _Graph:
         w = self.rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k)) * gain
         b = self.rng.standard_normal(cout) * 0.01
         out = self.name("conv")
+        inputs = [x, self.const(w, "w")] + ([] if self.batch_norm else [self.const(b, "b")])
         self.nodes.append(helper.make_node(
-            "Conv", [x, self.const(w, "w"), self.const(b, "b")], [out],
-            kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4))
+            "Conv", inputs, [out], kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4))
+        if self.batch_norm:  # the bias is the BN's shift; scale, mean and variance near identity
+            stats = [1 + 0.1 * self.rng.standard_normal(cout), b, 0.1 * self.rng.standard_normal(cout),
+                     self.rng.uniform(0.8, 1.2, cout)]
+            conv, out = out, self.name("bn")
+            self.nodes.append(helper.make_node(
+                "BatchNormalization", [conv, *(self.const(a, n) for a, n in zip(stats, "sbmv"))], [out]))
         return self.relu(out) if relu else out
 
     def relu(self, x: str) -> str:
@@ -60,8 +68,8 @@ class _Graph:
         return self.relu(self.add(y, shortcut))
 
 
-def build(seed: int = 0, batch: int = 1) -> onnx.ModelProto:
-    g = _Graph(seed)
+def build(seed: int = 0, batch: int = 1, batch_norm: bool = False) -> onnx.ModelProto:
+    g = _Graph(seed, batch_norm)
     x = g.conv("input", 3, 64, 7, 2)
     pooled = g.name("maxpool")
     g.nodes.append(helper.make_node("MaxPool", [x], [pooled], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
