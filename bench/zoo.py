@@ -147,6 +147,17 @@ def main() -> int:
     (RESULTS / "zoo.json").write_text(json.dumps(out, indent=1) + "\n")
     plot(rows, RESULTS / "zoo.png")
     print(f"geometric mean: {out['geomean_vs_onnxruntime']:.2f}x onnxruntime; bench/results/zoo.json, zoo.png")
+    print(table(rows))
+
+
+def table(rows: list[dict]) -> str:
+    """The README's zoo table, in Markdown."""
+    lines = ["| model | wheel | latency | onnxruntime | ratio | compile | schedules |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        sources = ", ".join(f"{n} {k}" for k, n in sorted(r["schedules"].items()))
+        lines.append(f"| {r['model']} | {r['wheel']} | {r['median_ms']:.1f} ms | {r['onnxruntime_ms']:.1f} ms | "
+                     f"{r['vs_onnxruntime']:.2f}x | {r['compile_s']:.0f} s | {sources} |")
+    return "\n".join(lines)
     return 0
 
 
