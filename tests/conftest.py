@@ -76,14 +76,20 @@ class Venv:
         subprocess.run([str(self.python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *args],
                        check=True)
 
+    def argv(self) -> list[str]:
+        return [str(self.python)]
+
+    def environ(self) -> dict[str, str]:
+        return dict(os.environ)
+
     def run(self, code: str, *, check: bool = True, env: dict | None = None, timeout: int = 1800,
             cwd: Path | None = None) -> subprocess.CompletedProcess:
         # From a file, not -c: TVMScript parses the source of decorated functions.
         with tempfile.NamedTemporaryFile("w", suffix=".py", prefix="snippet-", delete=False) as f:
             f.write(textwrap.dedent(code))
         try:
-            proc = subprocess.run([str(self.python), f.name], capture_output=True, text=True,
-                                  env={**os.environ, **(env or {})}, timeout=timeout, cwd=cwd)
+            proc = subprocess.run([*self.argv(), f.name], capture_output=True, text=True,
+                                  env={**self.environ(), **(env or {})}, timeout=timeout, cwd=cwd)
         finally:
             os.unlink(f.name)
         if check and proc.returncode != 0:
@@ -101,6 +107,28 @@ class Venv:
     def tvm_dir(self) -> Path:
         """Where `import tvm` finds the package in this venv."""
         return Path(self.json("import json, os, tvm; print(json.dumps(os.path.dirname(tvm.__file__)))"))
+
+
+class QemuPython(Venv):
+    """Debian's Python of another architecture under qemu-user on one CPU model
+    (tools/qemu_python.py), with a wheel and its dependencies, resolved by pip for that
+    architecture, on its PYTHONPATH: the wheel as it would run on its board."""
+
+    def __init__(self, site: Path, cpu: str, label: str):
+        import qemu_python
+
+        super().__init__(site, f"{label} under qemu -cpu {cpu}")
+        self.root, self.cpu = qemu_python.sysroot(), cpu
+
+    def argv(self) -> list[str]:
+        import qemu_python
+
+        return qemu_python.command(self.root, self.cpu)
+
+    def environ(self) -> dict[str, str]:
+        import qemu_python
+
+        return qemu_python.environment(self.path)
 
 
 def make_venv(path: Path, label: str, *requirements: str) -> Venv:
@@ -148,6 +176,26 @@ def cuda_wheel(cpu_wheel) -> Path:
     # After cpu, as cpu-avx512: the main build's objects are the cpu build's (ccache), and what
     # compiles is the CUDA sidecar.
     return _wheel("cuda-cutlass")
+
+
+@pytest.fixture(scope="session")
+def orin_wheel() -> Path:
+    return _wheel("aarch64-orin")
+
+
+@pytest.fixture(scope="session")
+def orin_site(orin_wheel, tmp_path_factory) -> Path:
+    """The aarch64-orin wheel and its dependencies for aarch64, in a directory for PYTHONPATH."""
+    import qemu_python
+
+    return qemu_python.install(tmp_path_factory.mktemp("qemu-site-orin"), str(orin_wheel))
+
+
+@pytest.fixture(scope="session")
+def orin_python(orin_site):
+    """The Orin wheel's Python under qemu, by CPU model: Orin's Cortex-A78AE has the ISA of
+    qemu's cortex-a76 (Armv8.2-A, FP16, dot product, RCpc)."""
+    return lambda cpu="cortex-a76": QemuPython(orin_site, cpu, "tvm-wheels aarch64-orin")
 
 
 @pytest.fixture(scope="session")

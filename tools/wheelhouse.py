@@ -97,22 +97,52 @@ def build_env() -> Path:
     return env
 
 
-def cuda_toolkit(variant: variants.Variant, *, provision: bool = False) -> dict[str, str]:
-    """Build-environment variables that give a CUDA variant its toolkit: the preset's NVIDIA
-    wheels, installed once into a directory keyed by them (not into build_env(), whose path
-    is in every compile line of the cpu objects that this variant shares through ccache).
-    A TVM_WHEELS_CUDA the user set wins, unless provision asks for the preset's own."""
-    if not variant.cuda or (os.environ.get("TVM_WHEELS_CUDA") and not provision):
-        return {}
-    digest = hashlib.sha256("\n".join(variant.cuda_pip).encode()).hexdigest()[:16]
-    target = cache_root() / "cuda" / digest
+def _pip_target(kind: str, reqs: list[str], arch: str | None = None) -> Path:
+    """reqs installed once (no dependencies) into <cache>/<kind>/<digest of reqs and arch>; for
+    another architecture than this machine's (a cross build), its manylinux wheels."""
+    digest = hashlib.sha256("\n".join(reqs + ([arch] if arch else [])).encode()).hexdigest()[:16]
+    target = cache_root() / kind / digest
     if not (target / "ready").exists():
         shutil.rmtree(target, ignore_errors=True)
+        plat = [] if arch is None else ["--only-binary=:all:", "--platform", f"manylinux_2_28_{arch}",
+                                        "--platform", f"manylinux2014_{arch}"]
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
-                        "--target", str(target), *variant.cuda_pip], check=True)
-        (target / "ready").write_text("\n".join(variant.cuda_pip) + "\n")
+                        *plat, "--target", str(target), *reqs], check=True)
+        (target / "ready").write_text("\n".join(reqs + ([arch] if arch else [])) + "\n")
+    return target
+
+
+def _cross_arch(variant: variants.Variant) -> str | None:
+    """The variant's architecture when building it here is a cross build, else None."""
+    return variant.archs[0] if variant.cross(platform.machine()) else None
+
+
+def cuda_toolkit(variant: variants.Variant, *, provision: bool = False) -> dict[str, str]:
+    """Build-environment variables that give a CUDA variant its toolkit: the preset's NVIDIA
+    wheels (for the variant's architecture), installed once into a directory keyed by them (not
+    into build_env(), whose path is in every compile line of the cpu objects that this variant
+    shares through ccache). A TVM_WHEELS_CUDA the user set wins, unless provision asks for the
+    preset's own."""
+    if not variant.cuda or (os.environ.get("TVM_WHEELS_CUDA") and not provision):
+        return {}
+    target = _pip_target("cuda", list(variant.cuda_pip), _cross_arch(variant))
     major = variant.cuda.split(".")[0]
-    return {"TVM_WHEELS_CUDA": str(target / "nvidia" / f"cu{major}")}
+    # CUDA 13's wheels share one root (nvidia/cu13); CUDA 12's runtime wheel has its own
+    for root in (target / "nvidia" / f"cu{major}", target / "nvidia" / "cuda_runtime"):
+        if (root / "include" / "cuda_runtime.h").exists():
+            return {"TVM_WHEELS_CUDA": str(root)}
+    raise FileNotFoundError(f"tvm-wheels: {' '.join(variant.cuda_pip)} installed no CUDA toolkit root into {target}")
+
+
+def cross_llvm(variant: variants.Variant) -> dict[str, str]:
+    """A cross build's LLVM: the pinned LLVM wheels of the variant's architecture (their
+    llvm-config runs under qemu-user, cmake/modules/LLVM.cmake). Nothing for a native build,
+    whose LLVM pip installs into the build environment, or when the user named one."""
+    arch = _cross_arch(variant)
+    if arch is None or not variant.compiler or os.environ.get("TVM_WHEELS_LLVM"):
+        return {}
+    reqs = cmakedata.as_list(variants.requirements()["TVM_WHEELS_PIP_LLVM"])
+    return {"TVM_WHEELS_LLVM": str(_pip_target("llvm", reqs, arch) / "llvm" / "bin" / "llvm-config")}
 
 
 def _dist_version(name: str) -> str:
@@ -233,6 +263,7 @@ def make_wheel(variant: str, out: Path, *, key: str, build_dir: str | None = Non
         SOURCE_DATE_EPOCH=variants.requirements()["TVM_WHEELS_SOURCE_DATE_EPOCH"],
         PATH=f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
         **cuda_toolkit(variants.load(variant)),
+        **cross_llvm(variants.load(variant)),
         **(extra_env or {}),
     )
     raw_dir = Path(tempfile.mkdtemp(prefix="raw-", dir=out))
@@ -294,7 +325,7 @@ def configure(variant: str, bdir: Path, *defines: str, extra_env: dict | None = 
     env = build_env()
     shutil.rmtree(bdir, ignore_errors=True)
     run_env = dict(os.environ, TVM_WHEEL_VARIANT=variant, PATH=f"{env / 'bin'}{os.pathsep}{os.environ['PATH']}",
-                   **cuda_toolkit(v), **(extra_env or {}))
+                   **cuda_toolkit(v), **cross_llvm(v), **(extra_env or {}))
     _step([str(env / "bin" / "cmake"), "-S", str(ROOT), "-B", str(bdir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
            f"-DPython_EXECUTABLE={env / 'bin' / 'python'}", "-DTVM_WHEELS_PROGRESS=OFF",
            # the wheel's install rules name scikit-build-core's metadata directory; nothing is installed

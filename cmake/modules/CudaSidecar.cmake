@@ -15,6 +15,8 @@
 #   tvm_wheels_sidecar_targets()     sidecar, after it: the libraries the wheel takes
 #   tvm_wheels_add_cuda_sidecar()    main build: the sidecar as an ExternalProject, installed;
 #                                    with CUTLASS, its compiler side (relax.ext.cutlass) too
+#   tvm_wheels_add_cuda_runtime()    main build of a variant without nvcc (TVM_WHEEL_CUDA_BUILD
+#                                    "runtime"): libtvm_runtime_cuda only, no sidecar
 
 include(CudaToolkit)
 
@@ -32,6 +34,14 @@ macro(tvm_wheels_cuda_toolkit)
   if(NOT DEFINED TVM_WHEELS_CUDA)
     set(TVM_WHEELS_CUDA "$ENV{TVM_WHEELS_CUDA}")  # pip (default) | system | /path/to/cuda
   endif()
+  if(CMAKE_CROSSCOMPILING AND NOT TVM_WHEELS_CUDA MATCHES "/" AND NOT TVM_WHEELS_CUDA_ROOT)
+    message(FATAL_ERROR "tvm-wheels: a cross build for ${CMAKE_SYSTEM_PROCESSOR} links libcudart for "
+      "${CMAKE_SYSTEM_PROCESSOR}, so it needs a CUDA ${TVM_WHEEL_CUDA} toolkit root of that architecture; "
+      "TVM_WHEELS_CUDA is '${TVM_WHEELS_CUDA}'.\n"
+      "Fix, one of:\n"
+      "  python tools/wheelhouse.py build --variant ${TVM_WHEEL_VARIANT}   (provisions ${TVM_WHEEL_CUDA_PIP} for ${CMAKE_SYSTEM_PROCESSOR})\n"
+      "  TVM_WHEELS_CUDA=/path/to/cuda pip wheel ./   (include/ and lib/libcudart.so.*)")
+  endif()
   # The arch list: the preset's, unless the user names one (-C cmake.define... or the environment).
   if(DEFINED CACHE{TVM_WHEEL_CUDA_ARCHS})
     set(TVM_WHEEL_CUDA_ARCHS "$CACHE{TVM_WHEEL_CUDA_ARCHS}")
@@ -43,7 +53,9 @@ macro(tvm_wheels_cuda_toolkit)
   else()
     tvm_wheels_find_cuda("${TVM_WHEELS_CUDA}" "${Python_EXECUTABLE}" "${TVM_WHEEL_CUDA}" "${TVM_WHEEL_CUDA_PIP}")
   endif()
-  tvm_wheels_check_cuda_archs("${TVM_WHEELS_CUDA_ROOT}/bin/nvcc" "${TVM_WHEEL_CUDA_ARCHS}")
+  if(NOT TVM_WHEEL_CUDA_BUILD STREQUAL "runtime")  # without nvcc no GPU code is compiled here
+    tvm_wheels_check_cuda_archs("${TVM_WHEELS_CUDA_ROOT}/bin/nvcc" "${TVM_WHEEL_CUDA_ARCHS}")
+  endif()
   message(STATUS "tvm-wheels: CUDA ${TVM_WHEELS_CUDA_VERSION} from ${TVM_WHEELS_CUDA_SOURCE}: "
     "${TVM_WHEELS_CUDA_ROOT}, archs ${TVM_WHEEL_CUDA_ARCHS}")
 endmacro()
@@ -195,4 +207,46 @@ function(tvm_wheels_add_cuda_sidecar)
     DEPENDS tvm_wheel_libs)
   install(FILES ${_files} DESTINATION tvm/lib COMPONENT wheel)
   set(TVM_WHEELS_SIDECAR_INSTALLED "${_libs}" PARENT_SCOPE)  # build info (Install.cmake)
+endfunction()
+
+# A CUDA variant without nvcc (TVM_WHEEL_CUDA_BUILD "runtime", aarch64-orin): TVM's CUDA.cmake
+# cannot be used (it calls enable_language(CUDA), which needs a CUDA compiler, though its
+# runtime sources are C++), so the main build compiles those same sources (TVM's globs) into
+# libtvm_runtime_cuda itself, as TVM's CUDA.cmake would: TVM's directory-wide include paths,
+# definitions and options, the toolkit's headers on these sources only (every other object
+# stays the cpu build's), libtvm_runtime, libcudart and the driver stub. No GPU code is
+# compiled: TVM generates it for the board and compiles it there (NVRTC).
+function(tvm_wheels_add_cuda_runtime)
+  _tvm_wheels_cuda_link_dir(_link_dir)
+  file(GLOB _srcs "${TVM_SOURCE_DIR}/src/backend/cuda/runtime/*.cc" "${TVM_SOURCE_DIR}/src/runtime/vm/cuda/*.cc")
+  # cuda_module.cc needs CUDA 12.8's cuda.h unless patched (patches/0003-*.patch); the copy's
+  # relative includes resolve from its original directory.
+  include(Patches)
+  set(_module "src/backend/cuda/runtime/cuda_module.cc")
+  tvm_wheels_patched_copy("${_module}" _patched)
+  list(TRANSFORM _srcs REPLACE "^${TVM_SOURCE_DIR}/${_module}$" "${_patched}")
+  add_library(tvm_runtime_cuda SHARED ${_srcs})
+  target_include_directories(tvm_runtime_cuda PRIVATE "${TVM_SOURCE_DIR}/src/backend/cuda/runtime")
+  foreach(_p INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS)
+    get_property(_v DIRECTORY "${TVM_SOURCE_DIR}" PROPERTY ${_p})
+    set_property(TARGET tvm_runtime_cuda APPEND PROPERTY ${_p} ${_v})
+  endforeach()
+  target_include_directories(tvm_runtime_cuda SYSTEM PRIVATE "${TVM_WHEELS_CUDA_ROOT}/include")
+  if(EXISTS "${TVM_WHEELS_CUDA_ROOT}/../cuda_nvcc/include/crt")  # CUDA 12's wheels: crt/ beside
+    target_include_directories(tvm_runtime_cuda SYSTEM PRIVATE "${TVM_WHEELS_CUDA_ROOT}/../cuda_nvcc/include")
+  endif()
+  target_compile_definitions(tvm_runtime_cuda PRIVATE TVM_RUNTIME_EXPORTS TVM_FFI_EXPORTS)
+  if(HIDE_PRIVATE_SYMBOLS)
+    target_compile_options(tvm_runtime_cuda PRIVATE -fvisibility=hidden)
+  endif()
+  target_link_libraries(tvm_runtime_cuda PRIVATE tvm_runtime "${_link_dir}/libcudart.so" "${_link_dir}/libcuda.so")
+  # libcudart from the board's CUDA (JetPack), or NVIDIA's runtime wheel in site-packages
+  set_target_properties(tvm_runtime_cuda PROPERTIES
+    LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib"
+    INSTALL_RPATH "\$ORIGIN:\$ORIGIN/../../nvidia/cuda_runtime/lib"
+    BUILD_WITH_INSTALL_RPATH ON
+    LINK_OPTIONS "-Wl,--no-undefined")
+  add_dependencies(tvm_wheel_libs tvm_runtime_cuda)
+  install(TARGETS tvm_runtime_cuda LIBRARY DESTINATION tvm/lib COMPONENT wheel)
+  set(TVM_WHEELS_SIDECAR_INSTALLED tvm_runtime_cuda PARENT_SCOPE)  # build info (Install.cmake)
 endfunction()

@@ -7,7 +7,9 @@
 #   "system"        $CUDA_HOME, $CUDA_PATH, nvcc on PATH, /usr/local/cuda, in that order
 #   /path           exactly that toolkit root (the directory holding bin/nvcc), or nvcc itself
 # A toolkit is usable when nvcc runs, its major is the preset's, its minor is at
-# least the preset's, and it has cuda_runtime.h and libcudart.so.<major>.
+# least the preset's, and it has cuda_runtime.h and libcudart.so.<major>. A variant whose
+# TVM_WHEEL_CUDA_BUILD is "runtime" compiles no CUDA code: it needs no nvcc, and the version
+# comes from the runtime's header (CUDART_VERSION).
 # The functions take their inputs as arguments so that tests/unit/test_cuda_toolkit.py
 # drives them with fake toolkits in `cmake -P` script mode.
 
@@ -15,18 +17,39 @@
 function(tvm_wheels_probe_cuda root wanted out_ok out_version out_why)
   set(${out_ok} FALSE PARENT_SCOPE)
   set(${out_version} "" PARENT_SCOPE)
-  if(NOT EXISTS "${root}/bin/nvcc")
-    set(${out_why} "no bin/nvcc" PARENT_SCOPE)
-    return()
+  if(TVM_WHEEL_CUDA_BUILD STREQUAL "runtime")
+    set(_header "${root}/include/cuda_runtime_api.h")
+    if(EXISTS "${_header}")
+      file(STRINGS "${_header}" _def REGEX "^#define CUDART_VERSION +[0-9]+")
+    endif()
+    if(NOT _def MATCHES "([0-9]+)$")
+      set(${out_why} "no include/cuda_runtime_api.h with CUDART_VERSION" PARENT_SCOPE)
+      return()
+    endif()
+    math(EXPR _major "${CMAKE_MATCH_1} / 1000")
+    math(EXPR _minor "${CMAKE_MATCH_1} % 1000 / 10")
+    set(_version "${_major}.${_minor}")
+    # Its target (Jetson) has no CUDA minor-version compatibility: headers newer than the
+    # board's CUDA would reference runtime entry points it lacks.
+    if(_version VERSION_GREATER wanted)
+      set(${out_why} "CUDA ${_version}, newer than the CUDA ${wanted} this variant's boards have" PARENT_SCOPE)
+      set(${out_version} "${_version}" PARENT_SCOPE)
+      return()
+    endif()
+  else()
+    if(NOT EXISTS "${root}/bin/nvcc")
+      set(${out_why} "no bin/nvcc" PARENT_SCOPE)
+      return()
+    endif()
+    execute_process(COMMAND "${root}/bin/nvcc" --version
+      RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_QUIET)
+    if(NOT _rc EQUAL 0 OR NOT _out MATCHES "release ([0-9]+)\\.([0-9]+)")
+      set(${out_why} "bin/nvcc does not run (${_rc})" PARENT_SCOPE)
+      return()
+    endif()
+    set(_major ${CMAKE_MATCH_1})
+    set(_version "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
   endif()
-  execute_process(COMMAND "${root}/bin/nvcc" --version
-    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_QUIET)
-  if(NOT _rc EQUAL 0 OR NOT _out MATCHES "release ([0-9]+)\\.([0-9]+)")
-    set(${out_why} "bin/nvcc does not run (${_rc})" PARENT_SCOPE)
-    return()
-  endif()
-  set(_major ${CMAKE_MATCH_1})
-  set(_version "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
   set(${out_version} "${_version}" PARENT_SCOPE)
   string(REGEX MATCH "^[0-9]+" _want_major "${wanted}")
   if(NOT _major EQUAL _want_major OR _version VERSION_LESS wanted)
@@ -55,18 +78,19 @@ function(tvm_wheels_cuda_runtime_library root major out)
   set(${out} "${_found}" PARENT_SCOPE)
 endfunction()
 
-# The nvidia/cu<major> toolkit root of NVIDIA's wheels next to <python>, or "".
+# The toolkit root of NVIDIA's wheels next to <python>, or "": nvidia/cu<major> (CUDA 13's
+# wheels) with nvcc; for a "runtime" build also nvidia/cuda_runtime (CUDA 12's runtime wheel).
 function(tvm_wheels_pip_cuda_root python major out)
   set(${out} "" PARENT_SCOPE)
   if(NOT python)
     return()
   endif()
   execute_process(
-    COMMAND "${python}" -c "import importlib.util as u, os; s = u.find_spec('nvidia'); print('\\n'.join(os.path.join(p, 'cu${major}') for p in (s.submodule_search_locations if s else [])))"
+    COMMAND "${python}" -c "import importlib.util as u, os; s = u.find_spec('nvidia'); print('\\n'.join(os.path.join(p, d) for p in (s.submodule_search_locations if s else []) for d in ('cu${major}', 'cuda_runtime')))"
     OUTPUT_VARIABLE _roots ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
   string(REPLACE "\n" ";" _roots "${_roots}")
   foreach(_r IN LISTS _roots)
-    if(EXISTS "${_r}/bin/nvcc")
+    if(EXISTS "${_r}/bin/nvcc" OR (TVM_WHEEL_CUDA_BUILD STREQUAL "runtime" AND EXISTS "${_r}/include/cuda_runtime.h"))
       set(${out} "${_r}" PARENT_SCOPE)
       return()
     endif()

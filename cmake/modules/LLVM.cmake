@@ -6,6 +6,9 @@
 #   "system"           search llvm-config, llvm-config-NN and
 #                      /usr/lib/llvm-NN/bin/llvm-config, newest supported first
 #   /path/llvm-config  exactly that one
+# A cross build (cmake/modules/Toolchain.cmake) needs an LLVM built for the variant's
+# architecture, named by path: its llvm-config runs through CMAKE_CROSSCOMPILING_EMULATOR
+# (qemu-user); tools/wheelhouse.py provisions it from the same pinned LLVM wheels.
 # An LLVM is usable when its major is in TVM_WHEELS_LLVM_MIN..MAX and it has
 # static libraries (`llvm-config --link-static --libfiles` succeeds).
 
@@ -74,6 +77,22 @@ function(tvm_wheels_system_llvm_configs out)
   set(${out} "${_found}" PARENT_SCOPE)
 endfunction()
 
+# A cross build's llvm-config is a program of the target architecture: a wrapper in the build
+# tree runs it through the toolchain's emulator, for these checks and for TVM's FindLLVM alike.
+# Sets <out> to the wrapper, or to <config> itself in a native build.
+function(tvm_wheels_llvm_config_for_build config out)
+  set(${out} "${config}" PARENT_SCOPE)
+  if(NOT CMAKE_CROSSCOMPILING OR NOT CMAKE_CROSSCOMPILING_EMULATOR)
+    return()
+  endif()
+  list(JOIN CMAKE_CROSSCOMPILING_EMULATOR "\" \"" _emulator)
+  set(_wrapper "${CMAKE_BINARY_DIR}/llvm-config-${CMAKE_SYSTEM_PROCESSOR}")
+  file(WRITE "${_wrapper}" "#!/bin/sh\nexec \"${_emulator}\" \"${config}\" \"$@\"\n")
+  file(CHMOD "${_wrapper}" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+       WORLD_READ WORLD_EXECUTE)
+  set(${out} "${_wrapper}" PARENT_SCOPE)
+endfunction()
+
 # Sets TVM_WHEELS_LLVM_CONFIG, TVM_WHEELS_LLVM_VERSION and
 # TVM_WHEELS_LLVM_SOURCE in the caller's scope, or stops with the fix.
 function(tvm_wheels_find_llvm choice python)
@@ -82,12 +101,19 @@ function(tvm_wheels_find_llvm choice python)
     "  pip install ./                      (default: pip provisions LLVM ${TVM_WHEELS_PIP_LLVM})\n"
     "  apt-get install llvm-19-dev && TVM_WHEELS_LLVM=system pip install ./\n"
     "  TVM_WHEELS_LLVM=/path/to/llvm-config pip install ./   (LLVM ${TVM_WHEELS_LLVM_MIN}..${TVM_WHEELS_LLVM_MAX}, static libs)")
+  if(CMAKE_CROSSCOMPILING AND NOT choice MATCHES "/")
+    message(FATAL_ERROR "tvm-wheels: a cross build for ${CMAKE_SYSTEM_PROCESSOR} needs an LLVM built for "
+      "${CMAKE_SYSTEM_PROCESSOR} (static libraries), named by its llvm-config; TVM_WHEELS_LLVM is '${choice}'.\n"
+      "Fix, one of:\n"
+      "  python tools/wheelhouse.py build --variant ${TVM_WHEEL_VARIANT}   (provisions LLVM ${TVM_WHEELS_PIP_LLVM} for ${CMAKE_SYSTEM_PROCESSOR})\n"
+      "  TVM_WHEELS_LLVM=/path/to/${CMAKE_SYSTEM_PROCESSOR}/llvm-config pip wheel ./")
+  endif()
   if(choice MATCHES "/")
-    tvm_wheels_probe_llvm("${choice}" _ok _ver _why)
+    tvm_wheels_llvm_config_for_build("${choice}" _cfg)
+    tvm_wheels_probe_llvm("${_cfg}" _ok _ver _why)
     if(NOT _ok)
       message(FATAL_ERROR "tvm-wheels: TVM_WHEELS_LLVM=${choice}: ${_why}.\n" ${_fix_text})
     endif()
-    set(_cfg "${choice}")
     set(_source "user (TVM_WHEELS_LLVM)")
   else()
     if(NOT choice STREQUAL "" AND NOT choice STREQUAL "pip" AND NOT choice STREQUAL "system")

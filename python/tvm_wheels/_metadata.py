@@ -5,12 +5,15 @@ dependencies = pyproject's common list + the variant's TVM_WHEEL_DEPENDENCIES.
 optional-dependencies = pyproject's common extras + the variant's TVM_WHEEL_EXTRAS.
 Build requirements: the pinned PyPI LLVM when the variant compiles and the
 user named no LLVM of their own (TVM_WHEELS_LLVM); a CUDA variant's pinned
-NVIDIA wheels when the user named no toolkit (TVM_WHEELS_CUDA).
+NVIDIA wheels when the user named no toolkit (TVM_WHEELS_CUDA). Not for a cross
+build: pip would install them for the build machine, and the build needs the
+variant's architecture (tools/wheelhouse.py provisions those).
 """
 
 from __future__ import annotations
 
 import os
+import platform
 
 from . import cmakedata, variants
 
@@ -37,6 +40,8 @@ def _from_pip(knob: str) -> bool:
 def get_requires_for_dynamic_metadata(settings: dict | None = None) -> list[str]:
     variant = variants.load(variants.selected())
     reqs = []
+    if variant.cross(platform.machine()):
+        return reqs
     if variant.compiler and _from_pip("TVM_WHEELS_LLVM"):
         reqs += cmakedata.as_list(variants.requirements()["TVM_WHEELS_PIP_LLVM"])
     if variant.cuda and _from_pip("TVM_WHEELS_CUDA"):

@@ -174,6 +174,18 @@ def check_cpu(variant: variants.Variant, features: dict | None = None) -> Check:
                                                            if variant.cpu_features else ""))
 
 
+def check_cross(variant: variants.Variant) -> Check:
+    """A variant of another architecture, cross-built here (cmake/toolchains/): its compiler, and
+    qemu-user, which runs its LLVM's llvm-config during the build and its tests."""
+    arch = variant.archs[0]
+    missing = [t for t in (f"{arch}-linux-gnu-g++", f"qemu-{arch}") if not shutil.which(t)]
+    if missing:
+        return Check("cross toolchain", FAIL, f"{variant.name} is cross-built on {host.machine()} for {arch}: "
+                     f"{', '.join(missing)} not found", f"apt-get install g++-{arch}-linux-gnu qemu-user")
+    return Check("cross toolchain", PASS, f"{variant.name} is cross-built here for {arch} "
+                 f"(python tools/wheelhouse.py build --variant {variant.name}); it runs on its board")
+
+
 def _nvcc_release(root: str) -> tuple[int, ...] | None:
     banner = _out([os.path.join(root, "bin", "nvcc"), "--version"])
     m = re.search(r"release (\d+)\.(\d+)", banner or "")
@@ -193,7 +205,9 @@ def check_cuda_toolkit(variant: variants.Variant, env=os.environ) -> Check:
     want = _vt(variant.cuda)
     choice = env.get("TVM_WHEELS_CUDA", "")
     if choice in ("", "pip"):
-        return Check("CUDA toolkit", PASS, f"pip provisions CUDA {variant.cuda} by default: {' '.join(variant.cuda_pip)}")
+        who = ("tools/wheelhouse.py provisions" if variant.cross(host.machine())
+               else "pip provisions")
+        return Check("CUDA toolkit", PASS, f"{who} CUDA {variant.cuda} by default: {' '.join(variant.cuda_pip)}")
     fix = (f"pip install ./ (pip provisions CUDA {variant.cuda}), or TVM_WHEELS_CUDA=/path/to/cuda-{want[0]}.x "
            "pip install ./")
     rejected = []
@@ -323,7 +337,7 @@ def run(variant_name: str | None = None, root: Path | None = None) -> list[Check
     if not variant.supported:
         checks.append(Check("variant", FAIL, f"{variant.name} is {variant.status}: this project does not build it "
                             "yet", "tvm-wheels variants (pick a supported one)"))
-    checks += [check_cpu(variant), *check_cuda(variant)]
+    checks += [check_cross(variant) if variant.cross(host.machine()) else check_cpu(variant), *check_cuda(variant)]
     if source_tree:  # build checks
         checks += [check_compiler(req), check_tool("cmake", _pyproject_minimum(root, "cmake")),
                    check_tool("ninja", _pyproject_minimum(root, "ninja")),

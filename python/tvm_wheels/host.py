@@ -99,7 +99,9 @@ def variant_fix(features: dict[str, bool] | None = None, compiler: bool | None =
                 tvm_version: str | None = None) -> str:
     """What to install on a CPU that cannot run a variant: the most specific variant that fits it."""
     fits = fitting_variants(features, compiler=compiler)
-    if not fits:
-        return "install a variant without CPU requirements (tvm-wheels select)"
+    if not fits:  # e.g. an aarch64 CPU older than the aarch64-orin variant's Armv8.2-A
+        official = f"apache-tvm=={tvm_version}" if tvm_version else "apache-tvm"
+        return (f"no variant of tvm-wheels is built for this {machine()} CPU; install the official wheel, "
+                f"built for the architecture's baseline: pip install '{official}'")
     fix = f"install the {fits[0].name} variant instead: TVM_WHEEL_VARIANT={fits[0].name} pip install ./"
     return fix + (f" (or apache-tvm=={fits[0].version(tvm_version)} from its index)" if tvm_version else "")

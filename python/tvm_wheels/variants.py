@@ -31,6 +31,7 @@ class Variant:
     label: str
     summary: str
     archs: tuple[str, ...]
+    toolchain: str
     status: str
     compiler: bool
     march: str
@@ -45,6 +46,7 @@ class Variant:
     probe_sources: tuple[str, ...]
     cuda: str
     cuda_pip: tuple[str, ...]
+    cuda_build: str
     cuda_archs: tuple[str, ...]
     cutlass: bool
     dependencies: tuple[str, ...]
@@ -58,6 +60,10 @@ class Variant:
     def version(self, tvm_version: str) -> str:
         return f"{tvm_version}+{self.label}"
 
+    def cross(self, build_machine: str) -> bool:
+        """Whether a build on build_machine is a cross build (cmake/modules/Toolchain.cmake)."""
+        return bool(self.toolchain) and build_machine not in self.archs
+
 
 def load(name: str, directory: Path | None = None) -> Variant:
     directory = directory or cmake_dir() / "presets"
@@ -70,6 +76,7 @@ def load(name: str, directory: Path | None = None) -> Variant:
         label=v["TVM_WHEEL_LABEL"],
         summary=v.get("TVM_WHEEL_SUMMARY", ""),
         archs=tuple(cmakedata.as_list(v.get("TVM_WHEEL_ARCHS", ""))),
+        toolchain=v.get("TVM_WHEEL_TOOLCHAIN", ""),
         status=v.get("TVM_WHEEL_STATUS", "supported"),
         compiler=cmakedata.as_bool(v.get("TVM_WHEEL_COMPILER", "ON")),
         march=v.get("TVM_WHEEL_MARCH", ""),
@@ -84,6 +91,7 @@ def load(name: str, directory: Path | None = None) -> Variant:
         probe_sources=tuple(cmakedata.as_list(v.get("TVM_WHEEL_PROBE_SOURCES", ""))),
         cuda=v.get("TVM_WHEEL_CUDA", ""),
         cuda_pip=tuple(cmakedata.as_list(v.get("TVM_WHEEL_CUDA_PIP", ""))),
+        cuda_build=v.get("TVM_WHEEL_CUDA_BUILD", "sidecar") if v.get("TVM_WHEEL_CUDA") else "",
         cuda_archs=tuple(cmakedata.as_list(v.get("TVM_WHEEL_CUDA_ARCHS", ""))),
         cutlass=cmakedata.as_bool(v.get("TVM_WHEEL_CUTLASS", "OFF")),
         dependencies=tuple(cmakedata.as_list(v.get("TVM_WHEEL_DEPENDENCIES", ""))),

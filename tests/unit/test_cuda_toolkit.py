@@ -111,3 +111,34 @@ def test_the_driver_stub_has_the_soname_and_the_driver_api(tmp_path, cuda_toolki
     # what libtvm_runtime_cuda calls, under the names cuda.h gives them (cuMemAlloc is cuMemAlloc_v2)
     for name in ("cuInit", "cuLaunchKernel", "cuModuleLoadData", "cuMemAlloc_v2", "cuDriverGetVersion"):
         assert name in symbols
+
+
+def _runtime_only_toolkit(root: Path, cudart_version: int) -> Path:
+    """A CUDA 12 runtime wheel's layout: headers and libcudart, no nvcc."""
+    (root / "include").mkdir(parents=True)
+    (root / "include" / "cuda_runtime.h").write_text("")
+    (root / "include" / "cuda_runtime_api.h").write_text(f"#define CUDART_VERSION  {cudart_version}\n")
+    (root / "lib").mkdir()
+    (root / "lib" / "libcudart.so.12").write_text("")
+    return root
+
+
+def find_runtime_only(root: Path, tmp_path: Path):
+    """A variant that compiles no CUDA code (TVM_WHEEL_CUDA_BUILD "runtime", aarch64-orin)."""
+    return run(f'include(CudaToolkit)\nset(TVM_WHEEL_CUDA_BUILD runtime)\n'
+               f'tvm_wheels_find_cuda("{root}" "" "12.6" "nvidia-cuda-runtime-cu12==12.6.77")\n'
+               'message(STATUS "version=${TVM_WHEELS_CUDA_VERSION} cudart=${TVM_WHEELS_CUDART}")', tmp_path)
+
+
+def test_a_runtime_only_variant_needs_no_nvcc_and_reads_the_version_from_the_header(tmp_path):
+    root = _runtime_only_toolkit(tmp_path / "cuda_runtime", 12060)
+    r = find_runtime_only(root, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert f"version=12.6 cudart={root}/lib/libcudart.so.12" in r.stdout
+
+
+def test_a_runtime_only_variant_refuses_headers_newer_than_its_boards(tmp_path):
+    """Jetson has no CUDA minor-version compatibility: 12.8 headers for a 12.6 board are refused."""
+    r = find_runtime_only(_runtime_only_toolkit(tmp_path / "cuda_runtime", 12080), tmp_path)
+    assert r.returncode != 0
+    assert "CUDA 12.8, newer than the CUDA 12.6 this variant's boards have" in r.stderr

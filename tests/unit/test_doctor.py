@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import stat
 
 import pytest
@@ -73,7 +74,9 @@ def test_incomplete_sources_fail_with_the_submodule_command(tmp_path):
 
 
 def test_planned_variant_is_a_failure(monkeypatch, tmp_path):
-    checks = doctor.run("aarch64-orin", root=tmp_path)
+    planned = dataclasses.replace(variants.load("cuda-cutlass"), status="planned")
+    monkeypatch.setattr(doctor.variants, "load", lambda name: planned)
+    checks = doctor.run("cuda-cutlass", root=tmp_path)
     assert checks[0].status == doctor.FAIL and "planned" in checks[0].detail
     assert doctor.exit_code(checks) == 2
 
@@ -123,3 +126,15 @@ def test_cuda_toolkit_check_follows_the_build_lookup(tmp_path):
     c = doctor.check_cuda_toolkit(cu, {"TVM_WHEELS_CUDA": "system", "CUDA_HOME": str(good), "PATH": "/nonexistent"})
     assert c.status == doctor.PASS and str(good) in c.detail
     assert doctor.check_cuda(doctor.variants.load("cpu")) == []
+
+
+def test_a_cross_variant_checks_its_toolchain_not_this_cpu(monkeypatch):
+    orin = variants.load("aarch64-orin")
+    monkeypatch.setattr(doctor.host, "machine", lambda: "x86_64")
+    monkeypatch.setattr(doctor.shutil, "which", lambda name, **kw: None if name == "qemu-aarch64" else f"/usr/bin/{name}")
+    c = doctor.check_cross(orin)
+    assert c.status == doctor.FAIL and "qemu-aarch64 not found" in c.detail
+    assert c.fix == "apt-get install g++-aarch64-linux-gnu qemu-user"
+    monkeypatch.setattr(doctor.shutil, "which", lambda name, **kw: f"/usr/bin/{name}")
+    assert doctor.check_cross(orin).status == doctor.PASS
+    assert "tools/wheelhouse.py provisions CUDA 12.6" in doctor.check_cuda_toolkit(orin, {}).detail

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import platform
+import re
 import subprocess
+import tomllib
 
 import pytest
 
 from cmake_script import CMAKE, ROOT
 from tvm_wheels import _metadata, cmakedata, variants
 
-SUPPORTED = {"cpu", "cpu-avx512", "runtime", "cuda-cutlass"}
+SUPPORTED = {"cpu", "cpu-avx512", "runtime", "cuda-cutlass", "aarch64-orin"}
 
 
 def test_table_lists_every_preset_file():
@@ -154,10 +157,36 @@ def test_configure_refuses_unknown_variant_at_once(tmp_path):
     assert "unknown variant 'cpu-avx1024'. Valid variants: aarch64-orin, cpu, cpu-avx512, cuda-cutlass, runtime" in out
 
 
-def test_configure_refuses_planned_variant(tmp_path):
+def test_a_cross_configure_names_the_toolkit_it_needs_and_the_command_that_provisions_it(tmp_path):
+    """aarch64-orin on x86_64: the cross toolchain is picked, and a CUDA toolkit or LLVM of the
+    build machine's architecture is refused with the project's build command as the fix."""
+    if platform.machine() in variants.load("aarch64-orin").archs:
+        pytest.fail("this test is for a build machine of another architecture than aarch64")
     rc, out = _configure(tmp_path, "aarch64-orin")
     assert rc != 0
-    assert "variant 'aarch64-orin' is planned" in out and "does not build it yet" in out
+    assert "tvm-wheels: cross build for aarch64 on x86_64" in out
+    assert "a cross build for aarch64 links libcudart for aarch64" in out
+    assert "python tools/wheelhouse.py build --variant aarch64-orin" in out
+
+
+def test_cross_variants_are_tagged_for_their_architecture(monkeypatch):
+    """pyproject's overrides tag a variant with a toolchain for its own architecture (scikit-build-core
+    would tag the build machine's); no other variant is overridden."""
+    overrides = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["scikit-build"]["overrides"]
+    for v in variants.table():
+        tags = [o["wheel"]["tags"] for o in overrides if re.search(o["if"]["env"]["TVM_WHEEL_VARIANT"], v.name)]
+        assert tags == ([[f"py3-none-linux_{v.archs[0]}"]] if v.toolchain else []), v.name
+    orin = variants.load("aarch64-orin")
+    assert orin.cross("x86_64") and not orin.cross("aarch64")
+    # pip would install the build machine's LLVM and CUDA: a cross build gets its own from
+    # tools/wheelhouse.py, so nothing is asked of the build environment
+    monkeypatch.setenv("TVM_WHEEL_VARIANT", "aarch64-orin")
+    monkeypatch.delenv("TVM_WHEELS_LLVM", raising=False)
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+    assert _metadata.get_requires_for_dynamic_metadata() == []
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    assert set(_metadata.get_requires_for_dynamic_metadata()) == {
+        *variants.requirements()["TVM_WHEELS_PIP_LLVM"].split(";"), *orin.cuda_pip}
 
 
 def test_readme_table_is_the_preset_table():

@@ -3,6 +3,9 @@ configures it, and the sources that make it different compiled through the same 
 
 from __future__ import annotations
 
+import platform
+from pathlib import Path
+
 import pytest
 
 from tvm_wheels import variants
@@ -19,7 +22,7 @@ def test_every_heavy_variant_has_a_probe():
 
 
 @pytest.mark.parametrize("variant", PROBED)
-def test_probe_compiles_the_variant_sources_with_its_flags(variant, tmp_path, request):
+def test_probe_compiles_the_variant_sources_with_its_flags(variant, tmp_path):
     import wheelhouse
 
     v = variants.load(variant)
@@ -27,16 +30,18 @@ def test_probe_compiles_the_variant_sources_with_its_flags(variant, tmp_path, re
     assert sorted(commands) == sorted(v.probe_sources)
     for src, cmd in commands.items():
         assert src in cmd
-        if v.march:
-            assert f"-march={v.march}" in cmd.split(), cmd
+        if v.march:  # the runtime's sources; libtvm_compiler's (src/target/) keep the baseline
+            assert (f"-march={v.march}" in cmd.split()) != ("/src/target/" in src), cmd
+        if v.cross(platform.machine()):  # the preset's cross compiler
+            assert f"{v.archs[0]}-linux-gnu-g++ " in cmd, cmd
         objects = list((tmp_path / "build").rglob(f"{src.rsplit('/', 1)[-1]}.o"))
         assert len(objects) == 1 and objects[0].stat().st_size > 0
     if v.cuda:
-        _check_cuda_commands(v, commands, request.getfixturevalue("cuda_toolkit"))
+        _check_cuda_commands(v, commands, Path(wheelhouse.cuda_toolkit(v, provision=True)["TVM_WHEELS_CUDA"]))
 
 
 def _check_cuda_commands(v, commands, toolkit):
-    """The sidecar's C++ sees the toolkit's headers; its kernels go through that toolkit's nvcc,
+    """TVM's CUDA runtime sees the toolkit's headers; the sidecar's kernels go through that toolkit's nvcc,
     for every arch of the preset (flash attention is sm_80 only, as TVM builds it)."""
     for src, cmd in commands.items():
         if src.endswith(".cu"):
@@ -45,8 +50,10 @@ def _check_cuda_commands(v, commands, toolkit):
             for arch in archs:
                 assert f"code=[compute_{arch},sm_{arch}]" in cmd, (arch, cmd)
             assert "-Xcompiler=-ffile-prefix-map=" in cmd and " -ffile-prefix-map" not in cmd
-        else:
+        elif "/cuda/" in src:  # TVM's CUDA runtime
             assert f"-isystem {toolkit}/include" in cmd, cmd
+        else:  # a variant without a sidecar keeps the toolkit off every other source
+            assert str(toolkit) not in cmd, cmd
 
 
 def test_a_broken_flag_fails_the_probe_with_the_compiler_message(tmp_path):

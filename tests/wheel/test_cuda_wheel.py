@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from models import gpu_mlp
 from tvm_wheels import variants
 
 pytestmark = [pytest.mark.wheel, pytest.mark.tier2]
@@ -28,20 +29,6 @@ CUTLASS_FUNCS = ["fastertransformer.gemm_fp16_int", "fastertransformer.gemm_fp16
                  "fastertransformer.gemm_fp16_int_bias_residual", "fastertransformer.moe_gemm_fp16_fp16",
                  "fastertransformer.moe_gemm_fp16_int", "cutlass.ft_preprocess_weight",
                  "cutlass.group_gemm", "cutlass.group_gemm_e4m3_e4m3_fp16"]
-# A small model for the GPU: matmul + bias + relu, scheduled by TVM's default GPU pipeline.
-MODEL = """
-    import numpy as np, tvm
-    from tvm import relax
-    from tvm.script import relax as R
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", R.Tensor((4, 64), "float32"))
-    w = relax.const(np.linspace(-1, 1, 64 * 32, dtype="float32").reshape(64, 32))
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            y = bb.emit_output(relax.op.nn.relu(relax.op.matmul(x, w)))
-        bb.emit_func_output(y)
-    mod = bb.get()
-"""
 
 
 def _elf_dynamic(so: Path) -> tuple[list[str], list[str]]:
@@ -137,7 +124,7 @@ def test_nvrtc_compiles_a_model_for_sm80_from_the_pip_layout(cuda_venv, tmp_path
     TVM's CUDA codegen keeps the kernels' source in the module (its cross-compile path): the
     exported library carries it, to be compiled where it loads with a GPU; here loading it says
     the driver is missing."""
-    got = cuda_venv.json(textwrap.dedent(MODEL) + textwrap.dedent(f"""
+    got = cuda_venv.json(gpu_mlp.SOURCE + textwrap.dedent(f"""
         import json, os
         import tvm_wheels.target
         from tvm.support import nvcc
@@ -145,10 +132,6 @@ def test_nvrtc_compiles_a_model_for_sm80_from_the_pip_layout(cuda_venv, tmp_path
         target = tvm_wheels.target.cuda()
         assert str(target.attrs["arch"]) == "sm_{VARIANT.cuda_archs[0]}", target
         ex = tvm.compile(mod, target=target)
-        def walk(m):  # the VM executable imports the host (llvm) module, which imports the cuda one
-            yield m
-            for i in m.imports:
-                yield from walk(i)
         kinds = [m.kind for m in walk(ex.mod)]
         src = next(m for m in walk(ex.mod) if m.kind == "cuda").inspect_source("cuda")
         ex.export_library("{tmp_path}/mlp_cuda.so")

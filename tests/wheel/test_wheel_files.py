@@ -17,13 +17,15 @@ ROOT = Path(__file__).resolve().parents[2]
 # What a wheel's ELF files may need: each other, libtvm_ffi (from apache-tvm-ffi), and the
 # C/C++ runtime every manylinux system provides. Anything else would have to be bundled.
 ALLOWED_NEEDED = re.compile(r"^(libtvm_runtime\.so|libtvm_ffi\.so|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libc\.so\.6|"
-                            r"libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|ld-linux-x86-64\.so\.2)$")
+                            r"libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|ld-linux-x86-64\.so\.2|"
+                            r"ld-linux-aarch64\.so\.1)$")
 
 
-@pytest.fixture(params=["cpu", "cpu-avx512", "runtime", pytest.param("cuda-cutlass", marks=pytest.mark.tier2)])
+@pytest.fixture(params=["cpu", "cpu-avx512", "runtime", pytest.param("cuda-cutlass", marks=pytest.mark.tier2),
+                        pytest.param("aarch64-orin", marks=pytest.mark.tier2)])
 def wheel(request):
     return request.getfixturevalue({"cpu": "cpu_wheel", "cpu-avx512": "avx512_wheel", "runtime": "runtime_wheel",
-                                    "cuda-cutlass": "cuda_wheel"}[request.param])
+                                    "cuda-cutlass": "cuda_wheel", "aarch64-orin": "orin_wheel"}[request.param])
 
 
 def _allowed(variant, needed: str, bundled: set[str]) -> bool:
