@@ -100,15 +100,15 @@ def build_env() -> Path:
 def _pip_target(kind: str, reqs: list[str], arch: str | None = None) -> Path:
     """reqs installed once (no dependencies) into <cache>/<kind>/<digest of reqs and arch>; for
     another architecture than this machine's (a cross build), its manylinux wheels."""
-    digest = hashlib.sha256("\n".join(reqs + ([arch] if arch else [])).encode()).hexdigest()[:16]
-    target = cache_root() / kind / digest
+    key = "\n".join(reqs + ([arch] if arch else []))
+    target = cache_root() / kind / hashlib.sha256(key.encode()).hexdigest()[:16]
     if not (target / "ready").exists():
         shutil.rmtree(target, ignore_errors=True)
         plat = [] if arch is None else ["--only-binary=:all:", "--platform", f"manylinux_2_28_{arch}",
                                         "--platform", f"manylinux2014_{arch}"]
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
                         *plat, "--target", str(target), *reqs], check=True)
-        (target / "ready").write_text("\n".join(reqs + ([arch] if arch else [])) + "\n")
+        (target / "ready").write_text(key + "\n")
     return target
 
 
@@ -250,6 +250,7 @@ def make_wheel(variant: str, out: Path, *, key: str, build_dir: str | None = Non
     """`pip wheel` of this checkout for one variant, repaired by auditwheel, into out/. No cache.
     env: the build_env() venv, when the caller has it already."""
     env = env or build_env()
+    v = variants.load(variant)
     build_dir = build_dir or f"build/{variant}"
     # A clean tree: every object is compiled (or taken from ccache) for this key, none is left
     # over from another, and the ccache record counts them all.
@@ -262,8 +263,8 @@ def make_wheel(variant: str, out: Path, *, key: str, build_dir: str | None = Non
         TVM_WHEELS_PROJECT_COMMIT=_project_commit(),
         SOURCE_DATE_EPOCH=variants.requirements()["TVM_WHEELS_SOURCE_DATE_EPOCH"],
         PATH=f"{env / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-        **cuda_toolkit(variants.load(variant)),
-        **cross_llvm(variants.load(variant)),
+        **cuda_toolkit(v),
+        **cross_llvm(v),
         **(extra_env or {}),
     )
     raw_dir = Path(tempfile.mkdtemp(prefix="raw-", dir=out))

@@ -12,14 +12,22 @@ function(tvm_wheels_known_variants out)
   set(${out} "${_presets}" PARENT_SCOPE)
 endfunction()
 
+# <out>: the variant's name: the environment variable, else a TVM_WHEEL_VARIANT already set
+# (the CUDA sidecar's -D), else cpu. Not checked here (tvm_wheels_select_variant does that).
+function(tvm_wheels_variant_name out)
+  if(DEFINED ENV{TVM_WHEEL_VARIANT} AND NOT "$ENV{TVM_WHEEL_VARIANT}" STREQUAL "")
+    set(${out} "$ENV{TVM_WHEEL_VARIANT}" PARENT_SCOPE)
+  elseif(DEFINED TVM_WHEEL_VARIANT)
+    set(${out} "${TVM_WHEEL_VARIANT}" PARENT_SCOPE)
+  else()
+    set(${out} "cpu" PARENT_SCOPE)
+  endif()
+endfunction()
+
 # Sets TVM_WHEEL_VARIANT and includes its preset (into the caller's scope:
 # a macro, so the preset's set() calls land where TVM will see them).
 macro(tvm_wheels_select_variant)
-  if(DEFINED ENV{TVM_WHEEL_VARIANT} AND NOT "$ENV{TVM_WHEEL_VARIANT}" STREQUAL "")
-    set(TVM_WHEEL_VARIANT "$ENV{TVM_WHEEL_VARIANT}")
-  elseif(NOT DEFINED TVM_WHEEL_VARIANT)
-    set(TVM_WHEEL_VARIANT "cpu")
-  endif()
+  tvm_wheels_variant_name(TVM_WHEEL_VARIANT)
   tvm_wheels_known_variants(_known)
   if(NOT TVM_WHEEL_VARIANT IN_LIST _known)
     list(JOIN _known ", " _known_text)

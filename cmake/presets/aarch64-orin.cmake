@@ -14,8 +14,6 @@ set(TVM_WHEEL_ARCHS "aarch64")
 # Built on another architecture: this toolchain file (relative to the project root), with
 # qemu-user running the aarch64 llvm-config; not used on an aarch64 build machine.
 set(TVM_WHEEL_TOOLCHAIN "cmake/toolchains/aarch64-linux-gnu.cmake")
-# The wheel's platform tag before auditwheel (scikit-build-core tags what the build machine is).
-set(TVM_WHEEL_PLATFORM "linux_aarch64")
 # Orin's CPU is the Cortex-A78AE: Armv8.2-A with FP16 arithmetic, dot product and RCpc.
 set(TVM_WHEEL_MARCH "armv8.2-a+fp16+dotprod+rcpc")
 # numpy's names for them (its CPU table reads the kernel's HWCAP); RCpc is not in that table.

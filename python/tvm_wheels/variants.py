@@ -46,7 +46,6 @@ class Variant:
     probe_sources: tuple[str, ...]
     cuda: str
     cuda_pip: tuple[str, ...]
-    cuda_build: str
     cuda_archs: tuple[str, ...]
     cutlass: bool
     dependencies: tuple[str, ...]
@@ -91,7 +90,6 @@ def load(name: str, directory: Path | None = None) -> Variant:
         probe_sources=tuple(cmakedata.as_list(v.get("TVM_WHEEL_PROBE_SOURCES", ""))),
         cuda=v.get("TVM_WHEEL_CUDA", ""),
         cuda_pip=tuple(cmakedata.as_list(v.get("TVM_WHEEL_CUDA_PIP", ""))),
-        cuda_build=v.get("TVM_WHEEL_CUDA_BUILD", "sidecar") if v.get("TVM_WHEEL_CUDA") else "",
         cuda_archs=tuple(cmakedata.as_list(v.get("TVM_WHEEL_CUDA_ARCHS", ""))),
         cutlass=cmakedata.as_bool(v.get("TVM_WHEEL_CUTLASS", "OFF")),
         dependencies=tuple(cmakedata.as_list(v.get("TVM_WHEEL_DEPENDENCIES", ""))),
