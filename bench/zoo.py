@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Models as ONNX files have them, through tvm_wheels.compile, against onnxruntime (batch 1).
 
-The models: ResNet-50 as torch exports it (BatchNorm folded; the graph the cpu-avx512 database
+The models: the torch architectures of bench/export_zoo.py (--torch-zoo: ResNet-18/50, MobileNet
+v2/v3, EfficientNet-B0, DenseNet-121, ShuffleNet v2, ViT-B/16, BERT-base, GPT-2, random weights),
+ResNet-50 as torch exports it (BatchNorm folded; the graph the cpu-avx512 database
 was tuned on) and the same network with its BatchNormalization nodes kept, and the nine light
 models of onnx's own zoo (onnx.backend.test data: AlexNet, DenseNet-121, Inception v1/v2,
 ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512), which nobody tuned. Each wheel runs in its
@@ -9,7 +11,7 @@ own clean venv (wheels from tools/wheelhouse.py), with an empty user tuning data
 bench/results/zoo.json (one row per model and wheel: latency, onnxruntime's, `vs_onnxruntime`,
 compile time, where the schedules came from) and zoo.png.
 
-    python bench/zoo.py [--variants cpu-avx512,cpu] [--repeat 10]
+    python bench/zoo.py [--variants cpu-avx512,cpu] [--repeat 10] [--torch-zoo DIR]
 """
 
 from __future__ import annotations
@@ -36,11 +38,11 @@ RESULTS = ROOT / "bench" / "results"
 RUN = """
 import collections, json, os, statistics, time, numpy as np, tvm, tvm_wheels
 from tvm import relax
-from tvm_wheels import tuning
+from tvm_wheels import pipeline
 d = os.environ["BENCH_DIR"]
 t0 = time.perf_counter()
 report = []
-ex = tvm_wheels.compile(tuning.from_onnx(os.path.join(d, "model.onnx")), report=report)
+ex = tvm_wheels.compile(pipeline.from_onnx(os.path.join(d, "model.onnx")), report=report)
 compile_s = time.perf_counter() - t0
 vm = relax.VirtualMachine(ex, tvm.cpu())
 x = tvm.runtime.tensor(np.load(os.path.join(d, "input.npy")))
@@ -54,10 +56,15 @@ print(json.dumps({"compile_s": compile_s, "median_ms": statistics.median(times) 
 """
 
 
-def models(tmp: Path):
-    """(name, model path, input name, input) of every model of the zoo."""
+def models(tmp: Path, torch_zoo: Path | None = None):
+    """(name, model path, input name, input) of every model of the zoo; with the torch
+    architectures that bench/export_zoo.py wrote to torch_zoo."""
     import onnx
     from test_onnx_zoo import LIGHT, MODELS, _testable
+
+    for path in sorted(torch_zoo.glob("*.onnx")) if torch_zoo else []:
+        ((input_name, x),) = np.load(path.with_suffix(".npz")).items()
+        yield f"torch {path.stem}", path, input_name, x
 
     for name, bn in (("resnet50 (torch export)", False), ("resnet50 (BatchNormalization kept)", True)):
         path = tmp / f"{'bn' if bn else 'folded'}.onnx"
@@ -112,53 +119,71 @@ def plot(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def _measure(venv, tmp: Path, path: Path, input_name: str, x: np.ndarray, repeat: int) -> dict:
+    d = tmp / "run"
+    d.mkdir(exist_ok=True)
+    (d / "model.onnx").unlink(missing_ok=True)
+    (d / "model.onnx").symlink_to(path.resolve())
+    np.save(d / "input.npy", x)
+    proc = venv.run(RUN, check=False, env={"BENCH_DIR": str(d), "BENCH_REPEAT": str(repeat),
+                                           "TVM_WHEELS_TUNING_DB": str(tmp / "no-user-db")})
+    if proc.returncode != 0:  # a model that does not compile is a row too
+        return {"error": (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:300]}
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    ort_ms, expected = _ort(path, input_name, x, repeat)
+    diff = float(np.abs(np.load(d / "out.npy") - expected).max() / (np.abs(expected).max() or 1))
+    return {**got, "onnxruntime_ms": ort_ms, "vs_onnxruntime": got["median_ms"] / ort_ms, "rel_diff": diff}
+
+
+def _geomean(rows: list[dict]) -> float | None:
+    ratios = [r["vs_onnxruntime"] for r in rows if "vs_onnxruntime" in r]
+    return float(np.exp(np.mean(np.log(ratios)))) if ratios else None
+
+
 def main() -> int:
     import wheelhouse
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--variants", default="cpu-avx512")
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--torch-zoo", type=Path, default=None, help="bench/export_zoo.py's output directory")
     args = parser.parse_args()
     rows = []
+    out = {"host": {"machine": platform.machine(), "cores": os.cpu_count(), "processor": platform.processor()},
+           "date": time.strftime("%Y-%m-%d %H:%M"), "repeat": args.repeat, "rows": rows}
+    RESULTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="zoo-") as tmp:
         tmp = Path(tmp)
-        zoo = list(models(tmp))
+        zoo = list(models(tmp, args.torch_zoo))
         for variant in args.variants.split(","):
             venv = make_venv(tmp / f"venv-{variant}", variant, str(wheelhouse.build(variant)), *MODEL_DEPS)
             for name, path, input_name, x in zoo:
-                d = tmp / "run"
-                d.mkdir(exist_ok=True)
-                (d / "model.onnx").write_bytes(path.read_bytes())
-                np.save(d / "input.npy", x)
-                got = venv.json(RUN, env={"BENCH_DIR": str(d), "BENCH_REPEAT": str(args.repeat),
-                                          "TVM_WHEELS_TUNING_DB": str(tmp / "no-user-db")})
-                ort_ms, expected = _ort(path, input_name, x, args.repeat)
-                diff = float(np.abs(np.load(d / "out.npy") - expected).max() / (np.abs(expected).max() or 1))
-                rows.append({"model": name, "wheel": variant, **got, "onnxruntime_ms": ort_ms,
-                             "vs_onnxruntime": got["median_ms"] / ort_ms, "rel_diff": diff})
-                print(f"{variant} {name}: {got['median_ms']:.1f} ms, onnxruntime {ort_ms:.1f} ms "
-                      f"({rows[-1]['vs_onnxruntime']:.2f}x), compile {got['compile_s']:.0f} s, {got['schedules']}",
-                      flush=True)
-    ratios = [r["vs_onnxruntime"] for r in rows]
-    out = {"host": {"machine": platform.machine(), "cores": os.cpu_count(), "processor": platform.processor()},
-           "date": time.strftime("%Y-%m-%d %H:%M"), "repeat": args.repeat, "rows": rows,
-           "geomean_vs_onnxruntime": float(np.exp(np.mean(np.log(ratios))))}
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "zoo.json").write_text(json.dumps(out, indent=1) + "\n")
-    plot(rows, RESULTS / "zoo.png")
-    print(f"geometric mean: {out['geomean_vs_onnxruntime']:.2f}x onnxruntime; bench/results/zoo.json, zoo.png")
+                rows.append({"model": name, "wheel": variant, **_measure(venv, tmp, path, input_name, x, args.repeat)})
+                r = rows[-1]
+                print(f"{variant} {name}: " + (f"FAILED: {r['error']}" if "error" in r else
+                      f"{r['median_ms']:.1f} ms, onnxruntime {r['onnxruntime_ms']:.1f} ms ({r['vs_onnxruntime']:.2f}x), "
+                      f"compile {r['compile_s']:.0f} s, {r['schedules']}"), flush=True)
+                # written after each model: a long run that stops keeps what it measured
+                out["geomean_vs_onnxruntime"] = {v: _geomean([r for r in rows if r["wheel"] == v])
+                                                 for v in dict.fromkeys(r["wheel"] for r in rows)}
+                (RESULTS / "zoo.json").write_text(json.dumps(out, indent=1) + "\n")
+    plot([r for r in rows if "error" not in r], RESULTS / "zoo.png")
+    print(f"geometric mean vs onnxruntime: {out['geomean_vs_onnxruntime']}; bench/results/zoo.json, zoo.png")
     print(table(rows))
+    return 0
 
 
 def table(rows: list[dict]) -> str:
     """The README's zoo table, in Markdown."""
     lines = ["| model | wheel | latency | onnxruntime | ratio | compile | schedules |", "|---|---|---|---|---|---|---|"]
     for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['model']} | {r['wheel']} | fails: {r['error']} | | | | |")
+            continue
         sources = ", ".join(f"{n} {k}" for k, n in sorted(r["schedules"].items()))
         lines.append(f"| {r['model']} | {r['wheel']} | {r['median_ms']:.1f} ms | {r['onnxruntime_ms']:.1f} ms | "
                      f"{r['vs_onnxruntime']:.2f}x | {r['compile_s']:.0f} s | {sources} |")
     return "\n".join(lines)
-    return 0
 
 
 if __name__ == "__main__":

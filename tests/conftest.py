@@ -109,6 +109,22 @@ class Venv:
         return Path(self.json("import json, os, tvm; print(json.dumps(os.path.dirname(tvm.__file__)))"))
 
 
+class OnX86Model(Venv):
+    """A venv's Python under qemu-x86_64 on an older x86-64 CPU model: numpy's CPUID table (the
+    import guard's, the default target's) sees that CPU, and QEMU's TCG executes no instruction
+    it lacks (AVX-512 is not emulated at all), so code built for a newer CPU dies with SIGILL."""
+
+    def __init__(self, env: Venv, cpu: str):
+        super().__init__(env.path, f"{env.label} under qemu-x86_64 -cpu {cpu}")
+        self.cpu = cpu
+
+    def argv(self) -> list[str]:
+        import shutil
+
+        qemu = shutil.which("qemu-x86_64") or "qemu-x86_64 (missing: apt-get install qemu-user)"
+        return [qemu, "-cpu", self.cpu, str(self.python)]
+
+
 class QemuPython(Venv):
     """Debian's Python of another architecture under qemu-user on one CPU model
     (tools/qemu_python.py), with a wheel and its dependencies, resolved by pip for that

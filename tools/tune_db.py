@@ -38,9 +38,9 @@ def latency_ms(mod, model, target, db, repeat=10) -> float:
     import tvm
     from tvm import relax
 
-    from tvm_wheels import schedules
+    from tvm_wheels import pipeline
 
-    vm = relax.VirtualMachine(schedules.compile(mod, target, databases=[db]), tvm.cpu())
+    vm = relax.VirtualMachine(pipeline.compile(mod, target, databases=[db]), tvm.cpu())
     x = tvm.runtime.tensor(model.sample_input(seed=1))
     vm["main"](x)
     times = []
@@ -54,7 +54,8 @@ def latency_ms(mod, model, target, db, repeat=10) -> float:
 def main() -> int:
     import tvm
 
-    from tvm_wheels import buildinfo, host, tuning
+    from tvm_wheels import buildinfo, host, pipeline, records, tuning
+    from tvm_wheels.target import for_compile
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--trials", default="8,16,32", help="rounds: measured trials per task, increasing")
@@ -63,28 +64,33 @@ def main() -> int:
     parser.add_argument("--merge", type=Path, default=None, metavar="DB_ROOT",
                         help="instead of tuning: merge a database that `tvm-wheels tune --out DB_ROOT` wrote "
                              "(its <target id> directory) into the shipped one, keeping the best record per workload")
+    parser.add_argument("--mcpu", default=None,
+                        help="tune for this LLVM mcpu instead of the default target's (another x86-64 level "
+                             "of the cpu wheel, e.g. x86-64-v3, which a v4 CPU also runs), same mattr")
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "tvm-wheels" / "tune-db",
                         help="the full search history, kept to resume")
     args = parser.parse_args()
     rounds = [int(t) for t in args.trials.split(",")]
-    target = tuning.tuning_target(None)
-    tid = tuning.target_id(target)
+    target = for_compile(None)
+    if args.mcpu:
+        target = tvm.target.Target({**dict(target.export()), "mcpu": args.mcpu})
+    tid = records.target_id(target)
     budget_path = args.out / tid / "budget.json"
     budget = json.loads(budget_path.read_text()) if budget_path.exists() else {"rounds": []}
     if args.merge:
-        sources = [tuning.Database(args.out / tid), tuning.Database(args.merge / tid)]
-        merged = tuning.export(sources, Path(tempfile.mkdtemp(prefix="tune-db-merge-")))
-        tuning.export(merged, args.out / tid)
+        sources = [records.Database(args.out / tid), records.Database(args.merge / tid)]
+        merged = records.export(sources, Path(tempfile.mkdtemp(prefix="tune-db-merge-")))
+        records.export(merged, args.out / tid)
         budget.setdefault("merged", []).append({"date": datetime.date.today().isoformat(),
                                                 "records": len(sources[1].ms.get_all_tuning_records())})
         budget_path.write_text(json.dumps(budget, indent=1, sort_keys=True) + "\n")
         print(f"merged {args.merge / tid} into {args.out / tid}")
         return 0
-    mods = {name: tuning.from_onnx_model(m.build(seed=0)) for name, m in WORKLOADS.items()}
+    mods = {name: pipeline.from_onnx_model(m.build(seed=0)) for name, m in WORKLOADS.items()}
     task_counts = {name: len(tuning.tasks(mod, target)) for name, mod in mods.items()}  # once, not per round
     logs = Path(tempfile.mkdtemp(prefix="tune-db-logs-"))
     def measured() -> int:
-        return len(tuning.Database(args.work / tid, writable=True).ms.get_all_tuning_records())
+        return len(records.Database(args.work / tid, writable=True).ms.get_all_tuning_records())
 
     for trials in rounds:
         start, before = time.monotonic(), measured()
@@ -94,7 +100,7 @@ def main() -> int:
                              progress=lambda line: print(line, flush=True))
         seconds = time.monotonic() - start
         ran = measured() > before
-        budget_db = tuning.export(db, Path(tempfile.mkdtemp(prefix="tune-db-round-")), first=trials)
+        budget_db = records.export(db, Path(tempfile.mkdtemp(prefix="tune-db-round-")), first=trials)
         ms = latency_ms(mods["resnet50"], resnet50, target, budget_db)
         print(f"== round {trials}: {seconds / 60:.1f} min, ResNet-50 {ms:.1f} ms", flush=True)
         # seconds: tuning time of the round, summed over the runs that resumed it;
@@ -115,7 +121,7 @@ def main() -> int:
             "date": datetime.date.today().isoformat(), "script": "tools/tune_db.py",
         })
         # what ships: the largest budget measured
-        tuning.export(db, args.out / tid, first=budget["trials_per_task"])
+        records.export(db, args.out / tid, first=budget["trials_per_task"])
         budget_path.write_text(json.dumps(budget, indent=1, sort_keys=True) + "\n")
     return 0
 

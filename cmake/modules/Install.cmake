@@ -103,7 +103,7 @@ _info_set(unity_batch "${TVM_WHEELS_UNITY_BATCH}")
 _info_set_list(dropped_definitions "${TVM_WHEELS_DROP_DEFINITIONS}")
 _info_set(host_target "${TVM_WHEEL_HOST_TARGET}")
 _info_set_list(host_mattr "${TVM_WHEEL_HOST_MATTR}")
-_info_set(tuning_db "${TVM_WHEEL_TUNING_DB}")
+_info_set_list(tuning_db "${TVM_WHEEL_TUNING_DB}")
 _info_set(llvm_version "${TVM_WHEELS_LLVM_VERSION}")
 _info_set(llvm_source "${TVM_WHEELS_LLVM_SOURCE}")
 _info_set(llvm_linkage "${_linkage}")
@@ -152,17 +152,17 @@ if(TVM_WHEEL_VARIANT_PROPERTIES)
   install(FILES "${_gen}/variant.json" DESTINATION "${SKBUILD_METADATA_DIR}" COMPONENT wheel)
 endif()
 
-# The variant's tuning database (tuning/<target id>/): only its own, so records for one
+# The variant's tuning databases (tuning/<target id>/): only its own, so records for one
 # target never ship in another variant's wheel.
-if(TVM_WHEEL_TUNING_DB)
-  set(_db "${CMAKE_CURRENT_SOURCE_DIR}/tuning/${TVM_WHEEL_TUNING_DB}")
+foreach(_id IN LISTS TVM_WHEEL_TUNING_DB)
+  set(_db "${CMAKE_CURRENT_SOURCE_DIR}/tuning/${_id}")
   if(NOT EXISTS "${_db}/database_tuning_record.json")
-    message(FATAL_ERROR "tvm-wheels: ${TVM_WHEEL_VARIANT} ships the tuning database tuning/${TVM_WHEEL_TUNING_DB}, "
+    message(FATAL_ERROR "tvm-wheels: ${TVM_WHEEL_VARIANT} ships the tuning database tuning/${_id}, "
       "which is missing. Fix: restore it from git, or make it with tools/tune_db.py")
   endif()
-  install(DIRECTORY "${_db}/" DESTINATION "tvm_wheels/tuning/${TVM_WHEEL_TUNING_DB}" COMPONENT wheel
+  install(DIRECTORY "${_db}/" DESTINATION "tvm_wheels/tuning/${_id}" COMPONENT wheel
     FILES_MATCHING PATTERN "database_*.json" PATTERN "budget.json")
-endif()
+endforeach()
 
 # Licenses of what a compiler wheel bundles beyond TVM's own (tvm/licenses):
 # LLVM is linked statically into libtvm_compiler.

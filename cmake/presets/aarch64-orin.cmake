@@ -19,6 +19,8 @@ set(TVM_WHEEL_MARCH "armv8.2-a+fp16+dotprod+rcpc")
 # numpy's names for them (its CPU table reads the kernel's HWCAP); RCpc is not in that table.
 set(TVM_WHEEL_CPU_FEATURES "ASIMDHP;ASIMDDP")
 set(TVM_WHEEL_HOST_TARGET "cortex-a78ae")
+set(TVM_WHEEL_HOST_MATTR "")
+set(TVM_WHEEL_TUNING_DB "")               # none tuned: no Orin to measure on
 set(TVM_WHEEL_CI_TIER 2)                  # its wheel: .ci/run --full; its probe: tier 1
 set(TVM_WHEEL_VARIANT_PROPERTIES "nvidia :: sm_arch :: 87" "nvidia :: cuda_version_lower_bound :: 12.6")
 

@@ -13,13 +13,18 @@ set(TVM_WHEEL_STATUS "supported")         # supported | planned
 set(TVM_WHEEL_COMPILER ON)                # libtvm_compiler + LLVM, or runtime only
 set(TVM_WHEEL_MARCH "")                   # -march for TVM's runtime libraries ("" = toolchain default)
 set(TVM_WHEEL_CPU_FEATURES "")            # CPUID features the host must have (import guard)
-# Default host target of tvm_wheels.target(): "native" = whatever CPU runs it.
-set(TVM_WHEEL_HOST_TARGET "native")
-set(TVM_WHEEL_HOST_MATTR "")              # LLVM target features added to it
-# Tuning database shipped for the default target: tuning/<id>/, made by tools/tune_db.py;
-# <id> is tvm_wheels.tuning.target_id of the host target. None for "native": no one
-# database fits every CPU; `tvm-wheels tune` makes one for the machine at hand.
-set(TVM_WHEEL_TUNING_DB "")
+# Default host target of tvm_wheels.target.host(), an LLVM mcpu or one found where it runs:
+# "x86-64-level" = the highest x86-64 level (x86-64-v2, v3 with AVX2/FMA, v4 with AVX-512) of the
+# CPU running it, from numpy's CPUID table, as the import guard reads it. A few targets, each
+# with a tuning database, where "native" (the CPU's model) would be one target per model.
+set(TVM_WHEEL_HOST_TARGET "x86-64-level")
+# LLVM target features added to it: 256-bit vectors on v4, as cpu-avx512 (its database is shared);
+# no-op on v3 and v2, whose widest vectors are 256 and 128 bits.
+set(TVM_WHEEL_HOST_MATTR "-prefer-256-bit")
+# Tuning databases shipped for the default targets: tuning/<id>/, made by tools/tune_db.py
+# (--mcpu for a level other than the tuning machine's); <id> is tvm_wheels.tuning.target_id of
+# a host target. x86-64-v2 CPUs get MetaSchedule's rules until a v2 database is tuned.
+set(TVM_WHEEL_TUNING_DB "llvm-x86-64-v4--prefer-256-bit;llvm-x86-64-v3--prefer-256-bit")
 set(TVM_WHEEL_VARIANT_PROPERTIES "")      # PEP 825 properties (namespace :: feature :: value)
 set(TVM_WHEEL_DEPENDENCIES "")            # run-time needs beyond every variant's (pyproject.toml)
 # Shared libraries the wheel needs but must not bundle (auditwheel repair --exclude):

@@ -7,5 +7,7 @@ set(TVM_WHEEL_SUMMARY "TVM runtime only: load and run exported modules, no compi
 set(TVM_WHEEL_ARCHS "x86_64")
 set(TVM_WHEEL_COMPILER OFF)
 set(TVM_WHEEL_HOST_TARGET "")
+set(TVM_WHEEL_HOST_MATTR "")
+set(TVM_WHEEL_TUNING_DB "")               # no compiler, nothing to schedule
 
 set(USE_LLVM OFF)

@@ -28,6 +28,13 @@ def _live() -> dict:
         from tvm.target import codegen
 
         live["llvm_version"] = str(codegen.llvm_version_major()) if live["llvm_enabled"] else ""
+        if live["llvm_enabled"] and buildinfo.load().get("host_target"):
+            from . import records, target
+
+            # what tvm_wheels.compile targets on this CPU, and the databases it schedules from
+            default = target.for_compile(None)
+            live["default_target"] = str(target.host())
+            live["tuning_databases"] = [str(db.path) for db in records.for_target(default)]
     except Exception as e:  # runtime-only wheels have no codegen
         live["llvm_enabled"] = False
         live["llvm_error"] = str(e).splitlines()[0]
@@ -112,7 +119,8 @@ def cmd_tune(args) -> int:
     import importlib.util
     from pathlib import Path
 
-    from . import tuning
+    from . import pipeline, records, tuning
+    from .target import for_compile
 
     if not buildinfo.load().get("host_target"):
         print("tvm-wheels tune: this is the runtime-only wheel; it cannot compile or tune. "
@@ -129,14 +137,14 @@ def cmd_tune(args) -> int:
     if not model.is_file():
         print(f"tvm-wheels tune: no such file: {model}", file=sys.stderr)
         return 2
-    target = tuning.tuning_target(json.loads(args.target) if args.target else None)
-    out = Path(args.out) if args.out else tuning.user_root()
-    mod = tuning.from_onnx(model)
-    print(f"tuning {model.name} for {tuning.target_id(target)} ({target.attrs['num-cores']} cores), "
-          f"{args.trials} measured trials per task, into {out / tuning.target_id(target)}", flush=True)
+    target = for_compile(json.loads(args.target) if args.target else None)
+    out = Path(args.out) if args.out else records.user_root()
+    mod = pipeline.from_onnx(model)
+    print(f"tuning {model.name} for {records.target_id(target)} ({target.attrs['num-cores']} cores), "
+          f"{args.trials} measured trials per task, into {out / records.target_id(target)}", flush=True)
     tuning.tune(mod, target, out, args.trials, progress=lambda line: print(line, flush=True))
     print("done. tvm_wheels.compile uses these records for this target"
-          + ("" if out == tuning.user_root() else f" when TVM_WHEELS_TUNING_DB={out}")
+          + ("" if out == records.user_root() else f" when TVM_WHEELS_TUNING_DB={out}")
           + "; run again with a higher --trials to continue from them")
     return 0
 

@@ -46,6 +46,20 @@ def cpu_features() -> dict[str, bool]:
     return dict(__cpu_features__)
 
 
+# The x86-64 microarchitecture levels of the psABI, highest first, with the names of numpy's
+# CPUID groups for them (numpy >= 2.4): X86_V3 is AVX2, FMA, BMI1/2, F16C, MOVBE ... on top of v2.
+X86_64_LEVELS = {"x86-64-v4": "X86_V4", "x86-64-v3": "X86_V3", "x86-64-v2": "X86_V2"}
+
+
+def x86_64_level(features: dict[str, bool] | None = None) -> str | None:
+    """The highest x86-64 level this CPU has ("x86-64" below v2); None where numpy's table
+    has no level groups (numpy < 2.4)."""
+    features = cpu_features() if features is None else features
+    if not any(group in features for group in X86_64_LEVELS.values()):
+        return None
+    return next((level for level, group in X86_64_LEVELS.items() if features.get(group)), "x86-64")
+
+
 def machine() -> str:
     m = platform.machine().lower()
     return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)

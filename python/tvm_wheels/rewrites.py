@@ -1,4 +1,4 @@
-"""Graph rewrites for inference that run before the layout conversion (tuning.front_passes).
+"""Graph rewrites for inference that run before the layout conversion (pipeline.front_passes).
 
 TVM's ConvertLayout stops with an internal error on two constructs that its ONNX importer
 makes, where TVM's default pipeline (no layout conversion) compiles the model:

@@ -1,18 +1,14 @@
-"""Compile with schedules: tuning records first, MetaSchedule's rules for the rest.
+"""Which schedule each function gets, first hit wins (`report` says which, per function):
 
-TVM 0.26's default CPU pipeline legalizes every op to TIR and schedules none of it. This
-pipeline converts convolutions to NHWC and inserts one step after legalization and fusion
-(tuning.front_passes): each PrimFunc gets the best record of the tuning databases (the
-user's, from `tvm-wheels tune`, then the one shipped in the wheel for its variant), and a
-function no database knows gets one schedule drawn, with a fixed seed, from MetaSchedule's
-CPU rules (tiling, parallel, vectorize, unroll). No op stays unscheduled. A schedule may lay a
-constant weight out in the order its loops read it; that reordering is done once, at compile
-time. `report` says which source scheduled each function and whether its weights were
-prepacked.
-
-    import tvm_wheels
-    report = []
-    ex = tvm_wheels.compile(mod, report=report)   # target: the variant's default
+1. a record of this workload for this target: the user's database (`tvm-wheels tune`), then the
+   ones shipped in the wheel (records.for_target);
+2. a record of a workload with the same anchor block (its convolution or matmul) and another
+   epilogue: that record's trace, applied to the anchor (`anchor:`);
+3. a record of the same operator at the nearest shapes: its trace with the tilings re-fitted
+   (`similar:`);
+4. one schedule drawn, with a fixed seed, from MetaSchedule's CPU rules (tiling, parallel,
+   vectorize, unroll) (`rules`).
+No op stays unscheduled unless no sample of the rules lowers (`unscheduled: ...`).
 """
 
 from __future__ import annotations
@@ -20,26 +16,27 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from . import tuning
+from . import records
+from .target import for_compile
 
 log = logging.getLogger("tvm_wheels.schedules")
 
 RULES_SEED = 0
+SIMILAR_TRIED = 8  # records of the nearest shapes whose traces are tried on a function with none of its own
 SCHEDULED = "tirx.is_scheduled"
-# the names relax.transform.SplitLayoutRewritePreproc gives the two halves of a function
-PREPACKED, PREPACK = "_prepacked", "_weight_prepack"
 
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
     function: str
-    source: str  # "database:<path>", "rules" or "unscheduled: <why>"
+    source: str  # "database:<path>", "anchor:<path>", "rules" or "unscheduled: <why>"
     latency_us: float | None = None  # the record's measured latency, for database entries
     prepacked: bool = False  # its weights were re-laid out for the schedule at compile time
 
 
 def _from_database(mod, target, databases):
-    """(scheduled PrimFunc, Entry) from the first database with a record for this target."""
+    """(scheduled PrimFunc, Entry) from the first database with a record of this workload for this
+    target; else from the first with a record of its anchor block (_from_anchor)."""
     from tvm.s_tir import Schedule
 
     for db in databases:
@@ -49,7 +46,118 @@ def _from_database(mod, target, databases):
         sch = Schedule(record.workload.mod)
         record.trace.apply_to_schedule(sch, remove_postproc=False)
         return sch.mod["main"], Entry("", f"database:{db.path}", float(record.run_secs[0]) * 1e6)
+    for db in databases:
+        record = db.best_by_anchor(mod, target)
+        new = None if record is None else _from_anchor(mod, record, target)
+        if new is not None:
+            return new, Entry("", f"anchor:{db.path}", float(record.run_secs[0]) * 1e6)
+    for db in databases:
+        for record in db.similar(mod, target)[:SIMILAR_TRIED]:
+            new = _from_similar(mod, record, target)
+            if new is not None:
+                return new, Entry("", f"similar:{db.path}")
     return None, None
+
+
+def _from_anchor(mod, record, target):
+    """`mod` scheduled with the trace of a record tuned for the same anchor block in another fused
+    function (a convolution followed by a residual add where the record's had a bias only): the
+    trace's steps for the anchor and its producers, the epilogue inlined into its output stage
+    (MetaSchedule's ScheduleUsingAnchorTrace). None where that fails."""
+    import tvm
+    from tvm.s_tir import Schedule
+
+    sch = Schedule(mod)
+    try:
+        tvm.get_global_func("s_tir.meta_schedule.ScheduleUsingAnchorTrace")(
+            sch, _anchor_layout_rewrites_only(record.trace, record.workload.mod), target)
+    except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
+        log.debug("anchor trace: %s", str(e).strip().splitlines()[-1])
+        return None
+    return sch.mod["main"]
+
+
+def _anchor_layout_rewrites_only(trace, workload):
+    """The trace without its layout rewrites of buffers that blocks other than the anchor read.
+
+    MetaSchedule's RewriteLayout step re-lays out every constant a block reads, by block name
+    and read index: in the record's function the epilogue block's second read is the bias, in
+    another function with the same anchor it may be a residual input (ResNet-18's blocks), which
+    the bias's layout would then scramble (measured: wrong outputs). The anchor's own weight is
+    the same buffer in both."""
+    from tvm.s_tir.analysis import find_anchor_sblock
+    from tvm.s_tir.schedule import Trace
+
+    anchor = find_anchor_sblock(workload).name_hint
+    names, dropped, kept = {}, set(), []
+    for inst in trace.insts:
+        if inst.kind.name == "GetSBlock":
+            names[inst.outputs[0]] = str(inst.attrs[0])
+        block = names.get(inst.inputs[0]) if inst.inputs else None
+        if ((inst.kind.name in ("CacheRead", "TransformLayout") and block not in (None, anchor, f"{anchor}_update"))
+                or any(i in dropped for i in inst.inputs)):
+            dropped.update(inst.outputs)
+        else:
+            kept.append(inst)
+    decisions = dict(trace.decisions)
+    return Trace(kept, {i: decisions[i] for i in kept if i in decisions})
+
+
+def _from_similar(mod, record, target):
+    """`mod` scheduled with the trace of a record of the same operator at other shapes (the
+    nearest, Database.similar): its steps up to MetaSchedule's postprocessing, each tiling
+    decision re-fitted to this function's loop extents (the record's inner tile sizes where they
+    divide them, the rest outermost), applied to the anchor block as _from_anchor does, then the
+    postprocessors, as for a sample of the rules. None where it does not apply."""
+    import tvm
+    from tvm.s_tir import Schedule
+
+    extents = records.anchor_shape(mod)[1]
+    trace = _refitted(record.trace, extents)
+    if trace is None:
+        return None
+    sch = Schedule(mod)
+    try:
+        tvm.get_global_func("s_tir.meta_schedule.ScheduleUsingAnchorTrace")(sch, trace, target)
+        if all(p.apply(sch) for p in _postprocs(mod, target)):
+            return sch.mod["main"]
+    except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
+        log.debug("similar trace: %s", str(e).strip().splitlines()[-1])
+    return None
+
+
+def _refitted(trace, extents):
+    """The trace before its postprocessing, with the k-th tile sampling (multi-level tiling samples
+    one per loop of the anchor block, in its order) re-fitted to extents[k]; None if the trace
+    samples another number of tilings."""
+    import math
+
+    from tvm.s_tir.schedule import Trace
+
+    insts = []
+    for inst in trace.insts:
+        if inst.kind.name == "EnterPostproc":
+            break
+        insts.append(inst)
+    tiles = [i for i in insts if i.kind.name == "SamplePerfectTile"]
+    if len(tiles) != len(extents):
+        return None
+    decisions = {i: d for i, d in dict(trace.decisions).items() if any(i.same_as(j) for j in insts)}
+    for inst, left in zip(tiles, extents):
+        factors = [int(f) for f in decisions[inst]]
+        fitted = [1] * len(factors)
+        for k in range(len(factors) - 1, 0, -1):
+            fitted[k] = math.gcd(factors[k], left)
+            left //= fitted[k]
+        decisions[inst] = [left, *fitted[1:]]
+    return Trace(insts, decisions)
+
+
+def _postprocs(mod, target):
+    from tvm.s_tir import meta_schedule as ms
+
+    ctx = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply", num_threads=1)
+    return ctx.space_generator.postprocs
 
 
 def _from_rules(mod, target):
@@ -76,8 +184,8 @@ def schedule(mod, target, databases=None, report: list | None = None):
     import tvm
     from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
 
-    target = tuning.tuning_target(target)
-    databases = tuning.databases(target) if databases is None else databases
+    target = for_compile(target)
+    databases = records.for_target(target) if databases is None else databases
     out = {}
     for gv, func in mod.functions_items():
         if not isinstance(func, tvm.tirx.PrimFunc) or (func.attrs and func.attrs.get(SCHEDULED)):
@@ -99,93 +207,3 @@ def schedule(mod, target, databases=None, report: list | None = None):
         if report is not None:
             report.append(entry)
     return tvm.IRModule(out, attrs=mod.attrs)
-
-
-def fold_weight_prepack(target):
-    """A pass that runs each weight reordering whose inputs are constants once, at compile time.
-
-    relax.transform.SplitLayoutRewritePreproc moves a schedule's weight reorderings into
-    *_weight_prepack functions; relax.transform.FoldConstant leaves those in place, because it
-    folds only calls with one output and they return one tensor per weight (a tuple, or the
-    tensor itself when the function reorders one weight)."""
-    import tvm
-    from tvm import relax
-    from tvm.relax.expr_functor import PyExprMutator, mutator
-
-    call_tir = tvm.ir.Op.get("relax.call_tir")
-
-    @mutator
-    class _Fold(PyExprMutator):
-        def __init__(self, mod):
-            super().__init__(mod)
-            self.mod, self.built = mod, {}
-
-        def visit_call_(self, call):
-            if not (call.op.same_as(call_tir) and call.args[0].name_hint.endswith(PREPACK)
-                    and all(isinstance(a, relax.Constant) for a in call.args[1].fields)):
-                return call
-            gv = call.args[0]
-            if gv not in self.built:
-                func = self.mod[gv].with_attr("global_symbol", "main")
-                self.built[gv] = tvm.compile(tvm.IRModule({"main": func}), target=target)
-            # one reordered weight: the call returns a tensor; several: a tuple of them
-            single = not isinstance(call.ty, relax.TupleType)
-            types = [call.ty] if single else call.ty.fields
-            outs = [tvm.runtime.empty([int(d) for d in t.shape.values], str(t.dtype)) for t in types]
-            self.built[gv]["main"](*(a.data for a in call.args[1].fields), *outs)
-            consts = [relax.Constant(o) for o in outs]
-            return consts[0] if single else relax.Tuple(consts)
-
-    @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.FoldWeightPrepack")
-    def _pass(mod, _ctx):
-        folder = _Fold(mod)
-        for gv, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                folder.builder_.update_func(gv, folder.visit_expr(func))
-        return folder.builder_.get()
-
-    return _pass
-
-
-def pipeline(target, databases=None, report: list | None = None):
-    """TVM's CPU pipeline (relax/backend/cpu_generic) with `schedule` after fusion (the stage of
-    tuning.front_passes), then the weight reorderings that schedules chose split out and folded
-    into the constants, so they cost nothing per call."""
-    import tvm
-    from tvm import relax
-    from tvm.relax.backend.cpu_generic import pipeline as cpu
-
-    @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.Schedule")
-    def _schedule(mod, _ctx):
-        return schedule(mod, target, databases, report)
-
-    @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.NotePrepacked")
-    def _note_prepacked(mod, _ctx):
-        names = {gv.name_hint for gv in mod.get_global_vars()}
-        if report is not None:
-            report[:] = [dataclasses.replace(e, prepacked=f"{e.function}{PREPACKED}" in names) for e in report]
-        left = sorted(n for n in names if n.endswith(PREPACK))
-        if left:  # weights that are parameters, not constants, are re-laid out on every call
-            log.warning("weights re-laid out on every call by %s: pass the weights as constants "
-                        "(from_onnx(..., keep_params_in_input=False))", ", ".join(left))
-        return mod
-
-    passes = (tuning.front_passes(target)
-              + [_schedule, relax.transform.SplitLayoutRewritePreproc(), fold_weight_prepack(target),
-                 relax.transform.CanonicalizeBindings(), relax.transform.DeadCodeElimination(), _note_prepacked]
-              + cpu.dataflow_lower_passes(target) + cpu.finalize_passes(target))
-
-    @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.Pipeline")
-    def _pipeline(mod, _ctx):
-        with target:
-            return tvm.transform.Sequential(passes)(mod)
-
-    return _pipeline
-
-
-def compile(mod, target=None, *, databases=None, report: list | None = None, **kwargs):  # noqa: A001
-    """tvm.compile with this project's pipeline. target: the variant's default (tvm_wheels.target.host())."""
-    import tvm
-
-    target = tuning.tuning_target(target)
-    return tvm.compile(mod, target=target, relax_pipeline=pipeline(target, databases, report), **kwargs)

@@ -8,25 +8,58 @@
 
 from __future__ import annotations
 
-from . import buildinfo
+import logging
+
+from . import buildinfo, host as machine
+
+log = logging.getLogger("tvm_wheels.target")
+# TVM_WHEEL_HOST_TARGET values that name no LLVM mcpu but say how to find one where it runs
+NATIVE, LEVEL = "native", "x86-64-level"
+
+
+def mcpu(preset: str, features: dict[str, bool] | None = None) -> str:
+    """The LLVM mcpu of a preset's TVM_WHEEL_HOST_TARGET on this CPU. "x86-64-level": the highest
+    x86-64 level it has (x86-64-v2/v3/v4, from CPUID), a target that databases ship for, where
+    "native" (the CPU model) is a target of its own on every model."""
+    if preset == LEVEL:
+        level = machine.x86_64_level(features)
+        if level is not None:
+            return level
+        log.warning("tvm-wheels: this numpy has no x86-64 level groups in its CPUID table, so the default "
+                    "target is this CPU's model, for which no tuning database ships. Fix: pip install 'numpy>=2.4'")
+        preset = NATIVE
+    if preset != NATIVE:
+        return preset
+    import tvm
+
+    return tvm.target.codegen.llvm_get_system_cpu()
 
 
 def host():
     """tvm.target.Target for this wheel's default host code: the preset's TVM_WHEEL_HOST_TARGET
-    as LLVM mcpu ("native" = the CPU running this), with TVM_WHEEL_HOST_MATTR features."""
+    as LLVM mcpu (see mcpu()), with TVM_WHEEL_HOST_MATTR features."""
     import tvm
 
     info = buildinfo.load()
-    mcpu = info["host_target"]
-    if not mcpu:
+    if not info["host_target"]:
         raise RuntimeError("tvm-wheels: this is a runtime-only wheel; it has no compile target")
-    if mcpu == "native":
-        mcpu = tvm.target.codegen.llvm_get_system_cpu()
-    spec = {"kind": "llvm", "mcpu": mcpu}
+    spec = {"kind": "llvm", "mcpu": mcpu(info["host_target"])}
     if info.get("host_mattr"):
         spec["mattr"] = list(info["host_mattr"])
     return tvm.target.Target(spec)
 
+
+def for_compile(target=None):
+    """The target as tvm_wheels.compile and MetaSchedule need it: host() when None, with num-cores
+    set (MetaSchedule's rules size their parallel loops by it)."""
+    import tvm
+
+    target = host() if target is None else tvm.target.Target(target)
+    spec = dict(target.export())
+    if "num-cores" not in spec or int(spec["num-cores"]) <= 0:
+        spec["num-cores"] = machine.physical_cores()
+        target = tvm.target.Target(spec)
+    return target
 
 
 def cuda(arch: str | None = None):

@@ -38,7 +38,7 @@ class Variant:
     cpu_features: tuple[str, ...]
     host_target: str
     host_mattr: tuple[str, ...]
-    tuning_db: str
+    tuning_db: tuple[str, ...]
     properties: tuple[str, ...]
     repair_exclude: tuple[str, ...]
     ci_tier: int
@@ -82,7 +82,7 @@ def load(name: str, directory: Path | None = None) -> Variant:
         cpu_features=tuple(cmakedata.as_list(v.get("TVM_WHEEL_CPU_FEATURES", ""))),
         host_target=v.get("TVM_WHEEL_HOST_TARGET", ""),
         host_mattr=tuple(cmakedata.as_list(v.get("TVM_WHEEL_HOST_MATTR", ""))),
-        tuning_db=v.get("TVM_WHEEL_TUNING_DB", ""),
+        tuning_db=tuple(cmakedata.as_list(v.get("TVM_WHEEL_TUNING_DB", ""))),
         properties=tuple(cmakedata.as_list(v.get("TVM_WHEEL_VARIANT_PROPERTIES", ""))),
         repair_exclude=tuple(cmakedata.as_list(v.get("TVM_WHEEL_REPAIR_EXCLUDE", ""))),
         ci_tier=int(v.get("TVM_WHEEL_CI_TIER", "1")),

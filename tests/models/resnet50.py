@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 OPSET = 17
 
 
-class _Graph:
+class Graph:
     def __init__(self, seed: int, batch_norm: bool = False):
         self.rng = np.random.default_rng(seed)
         self.nodes, self.inits, self.n = [], [], 0
@@ -69,7 +69,7 @@ class _Graph:
 
 
 def build(seed: int = 0, batch: int = 1, batch_norm: bool = False) -> onnx.ModelProto:
-    g = _Graph(seed, batch_norm)
+    g = Graph(seed, batch_norm)
     x = g.conv("input", 3, 64, 7, 2)
     pooled = g.name("maxpool")
     g.nodes.append(helper.make_node("MaxPool", [x], [pooled], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
@@ -90,6 +90,36 @@ def build(seed: int = 0, batch: int = 1, batch_norm: bool = False) -> onnx.Model
         [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, 224, 224])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 1000])],
         g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def basic_block(seed: int = 0, channels: int = 64, size: int = 56) -> onnx.ModelProto:
+    """ResNet-18/34's basic block: two 3x3 convolutions of ResNet-50's shapes (its bottlenecks'
+    middle ones), the second ending in the residual add where ResNet-50's ends in a ReLU."""
+    g = Graph(seed)
+    y = g.conv(g.conv("input", channels, channels, 3), channels, channels, 3, relu=False)
+    out = g.relu(g.add(y, "input"))
+    shape = [1, channels, size, size]
+    graph = helper.make_graph(g.nodes, "basic_block", [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, shape)], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def conv_relu(seed: int = 0, cin: int = 64, cout: int = 128, k: int = 3, stride: int = 2, size: int = 56):
+    """One convolution + bias + ReLU of any shape (ResNet-18's first downsampling one by default,
+    a shape ResNet-50 does not have)."""
+    g = Graph(seed)
+    out = g.conv("input", cin, cout, k, stride)
+    side = (size + 2 * (k // 2) - k) // stride + 1
+    graph = helper.make_graph(g.nodes, "conv_relu",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, cin, size, size])],
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, cout, side, side])], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     model.ir_version = 8
     onnx.checker.check_model(model)

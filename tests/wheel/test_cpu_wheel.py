@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tvm_wheels import cmakedata
+from tvm_wheels import cmakedata, host
 
 pytestmark = pytest.mark.wheel
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,6 +52,11 @@ def test_info_tells_the_truth(cpu_venv):
     assert info["build_date_source"].startswith("SOURCE_DATE_EPOCH")
     assert info["live"]["llvm_enabled"] is True and info["live"]["llvm_version"] == "22"
     assert info["live"]["tvm_version"] == "0.26.0+cpu"
+    # the default target is this CPU's x86-64 level (numpy's CPUID table, read here too), with its database
+    level = host.x86_64_level()
+    assert info["host_target"] == "x86-64-level" and json.loads(info["live"]["default_target"])["mcpu"] == level
+    if level in ("x86-64-v3", "x86-64-v4"):
+        assert info["live"]["tuning_databases"][-1].endswith(f"/tvm_wheels/tuning/llvm-{level}--prefer-256-bit")
     text = cli(cpu_venv, "info")
     assert re.search(r"^variant\s+cpu$", text, re.M) and re.search(r"llvm_source\s+pip", text)
 

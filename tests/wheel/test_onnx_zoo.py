@@ -30,10 +30,10 @@ MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet
 COMPILE = """
 import json, os, sys, numpy as np, onnx, tvm, tvm_wheels
 from tvm import relax
-from tvm_wheels import tuning
+from tvm_wheels import pipeline
 d = os.environ["MODEL_DIR"]
 report = []
-ex = tvm_wheels.compile(tuning.from_onnx(os.environ["MODEL"]), report=report)
+ex = tvm_wheels.compile(pipeline.from_onnx(os.environ["MODEL"]), report=report)
 out = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(np.load(os.path.join(d, "input.npy"))))
 np.save(os.path.join(d, "out.npy"), (out if isinstance(out, tvm.runtime.Tensor) else out[0]).numpy())
 print(json.dumps({"sources": sorted({e.source.split(":")[0] for e in report}),

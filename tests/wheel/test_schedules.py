@@ -15,7 +15,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from models import resnet50, transformer
+from models import mobilenet_v2, resnet50, transformer
 
 pytestmark = pytest.mark.wheel
 
@@ -28,7 +28,8 @@ COMPILE = """
 import json, os, sys, numpy as np, onnx, tvm, tvm_wheels, tvm_wheels.target
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
-from tvm_wheels import tuning
+from tvm_wheels import records
+from tvm_wheels.target import for_compile
 d = os.environ["MODEL_DIR"]
 target = json.loads(os.environ["TARGET"]) if os.environ.get("TARGET") else None
 mod = from_onnx(onnx.load(os.path.join(d, "model.onnx")), keep_params_in_input=False)
@@ -36,9 +37,9 @@ report = []
 ex = tvm_wheels.compile(mod, target, report=report)
 vm = relax.VirtualMachine(ex, tvm.cpu())
 np.save(os.path.join(d, "out.npy"), vm["main"](tvm.runtime.tensor(np.load(os.path.join(d, "input.npy")))).numpy())
-used = tuning.tuning_target(target)
-print(json.dumps({"report": {e.function: e.source for e in report}, "shipped": str(tuning.SHIPPED),
-                  "prepacked": sorted(e.function for e in report if e.prepacked), "target_id": tuning.target_id(used)}))
+used = for_compile(target)
+print(json.dumps({"report": {e.function: e.source for e in report}, "shipped": str(records.SHIPPED),
+                  "prepacked": sorted(e.function for e in report if e.prepacked), "target_id": records.target_id(used)}))
 """
 
 
@@ -67,15 +68,18 @@ def _heavy(report):
 
 
 @pytest.mark.avx512_host
-@pytest.mark.parametrize("name", ["resnet50", "resnet50_batch_norm", "bert_block"])
-def test_avx512_compiles_models_from_the_shipped_database(avx512_venv, tmp_path, name):
+@pytest.mark.parametrize("wheel,name", [("cpu-avx512", "resnet50"), ("cpu-avx512", "resnet50_batch_norm"),
+                                        ("cpu-avx512", "bert_block"), ("cpu", "resnet50")])
+def test_compiles_models_from_the_shipped_database(request, tmp_path, wheel, name):
     """resnet50_batch_norm: the same network with BatchNormalization nodes after bias-free
-    convolutions; folded into the weights (rewrites.py), it finds the same records."""
+    convolutions; folded into the weights (rewrites.py), it finds the same records. The cpu
+    wheel on this AVX-512 CPU targets x86-64-v4 and finds cpu-avx512's records, shipped in it too."""
+    venv = request.getfixturevalue({"cpu-avx512": "avx512_venv", "cpu": "cpu_venv"}[wheel])
     module = {"resnet50": resnet50, "resnet50_batch_norm": resnet50, "bert_block": transformer}[name]
     model = module.build(seed=0, batch_norm=True) if name == "resnet50_batch_norm" else module.build(seed=0)
     x = module.sample_input(seed=1)
-    result, got = _compile_and_run(avx512_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
-    _assert_close(got, _reference(model, x), f"cpu-avx512 {name}")
+    result, got = _compile_and_run(venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
+    _assert_close(got, _reference(model, x), f"{wheel} {name}")
     assert result["target_id"] == AVX512_DB
     shipped = f"database:{result['shipped']}/{AVX512_DB}"
     report = result["report"]
@@ -86,47 +90,155 @@ def test_avx512_compiles_models_from_the_shipped_database(avx512_venv, tmp_path,
     # time: every convolution, and the BERT block's projections (its attention matmuls have no weight)
     prepacked = set(result["prepacked"])
     assert {f for f in heavy if "conv2d" in f} <= prepacked and prepacked, (sorted(heavy), sorted(prepacked))
-    print(f"{name}: {sum(s == shipped for s in report.values())} of {len(report)} functions from the shipped "
-          f"database, {sum(s == 'rules' for s in report.values())} from rules")
+    print(f"{wheel} {name}: {sum(s == shipped for s in report.values())} of {len(report)} functions from the "
+          f"shipped database, {sum(s == 'rules' for s in report.values())} from rules")
+
+
+@pytest.mark.avx512_host
+def test_a_convolution_with_another_epilogue_gets_the_record_of_its_anchor_block(avx512_venv, tmp_path):
+    """ResNet-18's basic block: its first convolution (+ bias + ReLU) is a ResNet-50 workload; its
+    second ends in a residual add, a fused function no record has, whose convolution (the anchor
+    block) has one: the record's trace schedules it."""
+    model = resnet50.basic_block(seed=0)
+    x = np.random.default_rng(1).standard_normal((1, 64, 56, 56)).astype(np.float32)
+    result, got = _compile_and_run(avx512_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
+    _assert_close(got, _reference(model, x), "cpu-avx512 basic block")
+    convs = sorted(s.split(":")[0] for f, s in result["report"].items() if "conv2d" in f)
+    assert convs == ["anchor", "database"], result["report"]
+    assert all(s.endswith(f"{result['shipped']}/{AVX512_DB}") for f, s in result["report"].items() if "conv2d" in f)
+
+
+@pytest.mark.avx512_host
+def test_a_convolution_of_untuned_shape_gets_the_nearest_records_trace_refitted(avx512_venv, tmp_path):
+    """A 3x3 stride-2 convolution from 64 to 128 channels, a shape no record has: the trace of
+    a record of the nearest conv2d, its tilings re-fitted to these extents."""
+    model = resnet50.conv_relu(seed=0)
+    x = np.random.default_rng(1).standard_normal((1, 64, 56, 56)).astype(np.float32)
+    result, got = _compile_and_run(avx512_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
+    _assert_close(got, _reference(model, x), "cpu-avx512 conv of an untuned shape")
+    (conv,) = [s for f, s in result["report"].items() if "conv2d" in f]
+    assert conv == f"similar:{result['shipped']}/{AVX512_DB}", result["report"]
+    assert [f for f in result["prepacked"] if "conv2d" in f], result  # its weight laid out for it, once
+
+
+@pytest.mark.avx512_host
+def test_a_model_nobody_tuned_gets_schedules_carried_over_and_matches(avx512_venv, tmp_path):
+    """MobileNet v2: its pointwise convolutions are conv2d workloads at shapes no record has,
+    scheduled from the nearest records (`similar`); its depthwise ones have no tuned operator
+    at all and get the rules."""
+    import collections
+
+    model, x = mobilenet_v2.build(seed=0), mobilenet_v2.sample_input(seed=1)
+    result, got = _compile_and_run(avx512_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
+    _assert_close(got, _reference(model, x), "cpu-avx512 mobilenet_v2")
+    sources = collections.Counter(s.split(":")[0] for s in result["report"].values())
+    print(f"mobilenet_v2: {dict(sources)}")
+    assert not sources["unscheduled"] and sources["similar"] >= 15, result["report"]
 
 
 @pytest.mark.avx512_host
 def test_shipped_records_are_not_applied_to_another_target(avx512_venv, tmp_path):
     out = avx512_venv.json("""
         import json
-        from tvm_wheels import tuning
-        v4, v3 = tuning.tuning_target(None), tuning.tuning_target({"kind": "llvm", "mcpu": "x86-64-v3"})
-        shipped = tuning.Database(tuning.SHIPPED / tuning.target_id(v4))
+        from tvm_wheels import records
+        from tvm_wheels.target import for_compile
+        v4, v3 = for_compile(None), for_compile({"kind": "llvm", "mcpu": "x86-64-v3"})
+        shipped = records.Database(records.SHIPPED / records.target_id(v4))
         workloads = [r.workload.mod for r in shipped.ms.get_all_tuning_records()]
         print(json.dumps({"workloads": len(workloads),
                           "v4": sum(shipped.best(w, v4) is not None for w in workloads),
                           "v3": sum(shipped.best(w, v3) is not None for w in workloads),
-                          "dbs_v3": [str(d.path) for d in tuning.databases(v3)],
-                          "dbs_v4": [str(d.path) for d in tuning.databases(v4)]}))
+                          "dbs_v3": [str(d.path) for d in records.for_target(v3)],
+                          "dbs_v4": [str(d.path) for d in records.for_target(v4)]}))
     """, env={"TVM_WHEELS_TUNING_DB": str(tmp_path)})
     assert out["workloads"] > 30  # ResNet-50 and the BERT block
     assert out["v4"] == out["workloads"] and out["v3"] == 0
     assert out["dbs_v3"] == [] and len(out["dbs_v4"]) == 1 and out["dbs_v4"][0].endswith(AVX512_DB)
 
 
-def test_cpu_wheel_ships_no_database_and_schedules_by_rules(cpu_wheel, cpu_venv, tmp_path):
-    import zipfile
-
-    assert not [n for n in zipfile.ZipFile(cpu_wheel).namelist() if "tvm_wheels/tuning/" in n]
+def test_a_target_without_a_database_is_scheduled_by_rules(cpu_venv, tmp_path):
+    # x86-64-v2: a level the cpu wheel ships no database for
     model, x = transformer.build(seed=0), transformer.sample_input(seed=1)
-    result, got = _compile_and_run(cpu_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
-    _assert_close(got, _reference(model, x), "cpu bert_block")
+    result, got = _compile_and_run(cpu_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db",
+                                   target={"kind": "llvm", "mcpu": "x86-64-v2", "mattr": ["-prefer-256-bit"]})
+    _assert_close(got, _reference(model, x), "cpu bert_block for x86-64-v2")
+    assert result["target_id"] == "llvm-x86-64-v2--prefer-256-bit"
     assert set(result["report"].values()) == {"rules"}, result["report"]
 
 
-def test_avx512_wheel_ships_only_its_own_database_with_its_budget(avx512_wheel):
+def _resnet50_head(seed=0):
+    """ResNet-50's classifier (global average pool, 2048 -> 1000 dense) on its last feature map:
+    a model whose dense is a workload of the shipped databases, small enough to run under qemu."""
+    rng = np.random.default_rng(seed)
+    w = numpy_helper.from_array((rng.standard_normal((1000, 2048)) / 45).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(1000).astype(np.float32) / 100, "b")
+    nodes = [helper.make_node("GlobalAveragePool", ["input"], ["pooled"]),
+             helper.make_node("Flatten", ["pooled"], ["flat"], axis=1),
+             helper.make_node("Gemm", ["flat", "w", "b"], ["logits"], transB=1)]
+    graph = helper.make_graph(nodes, "resnet50_head",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 2048, 7, 7])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])], [w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, rng.standard_normal((1, 2048, 7, 7)).astype(np.float32)
+
+
+def test_haswell_gets_the_v3_target_its_database_and_code_that_runs_there(cpu_venv, tmp_path):
+    """The cpu wheel under an emulated Haswell (AVX2, no AVX-512): its default target is
+    x86-64-v3, its database the shipped v3 one; the library compiled for that target (on this
+    machine: LLVM under emulation takes minutes) loads and runs there, matching onnxruntime."""
+    from conftest import OnX86Model
+
+    haswell = OnX86Model(cpu_venv, "Haswell")
+    db_root = tmp_path / "no-user-db"
+    seen = haswell.json("""
+        import json, tvm_wheels.target as t
+        from tvm_wheels import records
+        h = t.host()
+        print(json.dumps({"target": {"mcpu": str(h.attrs["mcpu"]), "mattr": [str(a) for a in h.attrs["mattr"]]},
+                          "databases": [str(d.path) for d in records.for_target(t.for_compile(h))], "shipped": str(records.SHIPPED)}))
+    """, env={"TVM_WHEELS_TUNING_DB": str(db_root)})
+    v3 = "llvm-x86-64-v3--prefer-256-bit"
+    assert seen["target"] == {"mcpu": "x86-64-v3", "mattr": ["-prefer-256-bit"]}, seen
+    assert seen["databases"] == [f"{seen['shipped']}/{v3}"], seen
+
+    model, x = _resnet50_head()
+    (tmp_path / "model.onnx").write_bytes(model.SerializeToString())
+    report = cpu_venv.json(f"""
+        import json, tvm_wheels
+        from tvm_wheels import pipeline
+        report = []
+        ex = tvm_wheels.compile(pipeline.from_onnx({str(tmp_path / "model.onnx")!r}), {seen["target"] | {"kind": "llvm"}!r},
+                                report=report)
+        ex.export_library({str(tmp_path / "model.so")!r})
+        print(json.dumps({{e.function: e.source for e in report}}))
+    """, env={"TVM_WHEELS_TUNING_DB": str(db_root)})
+    assert report["fused_matmul_add"] == f"database:{seen['shipped']}/{v3}", report
+    np.save(tmp_path / "input.npy", x)
+    haswell.run(f"""
+        import numpy as np, tvm
+        from tvm import relax
+        vm = relax.VirtualMachine(tvm.runtime.load_module({str(tmp_path / "model.so")!r}), tvm.cpu())
+        out = vm["main"](tvm.runtime.tensor(np.load({str(tmp_path / "input.npy")!r})))
+        np.save({str(tmp_path / "out.npy")!r}, out.numpy())
+    """)
+    _assert_close(np.load(tmp_path / "out.npy"), _reference(model, x), "cpu wheel's v3 code under qemu Haswell")
+
+
+@pytest.mark.parametrize("variant", ["cpu", "cpu-avx512"])
+def test_a_wheel_ships_only_its_own_databases_with_their_budgets(request, variant):
     import zipfile
 
-    names = [n for n in zipfile.ZipFile(avx512_wheel).namelist() if "tvm_wheels/tuning/" in n and n[-1] != "/"]
-    assert sorted(n.split("tvm_wheels/tuning/")[1] for n in names) == [
-        f"{AVX512_DB}/{f}" for f in ("budget.json", "database_tuning_record.json", "database_workload.json")]
-    budget = json.loads(zipfile.ZipFile(avx512_wheel).read(next(n for n in names if n.endswith("budget.json"))))
-    assert budget["target_id"] == AVX512_DB and budget["rounds"], budget
+    from tvm_wheels import variants
+
+    wheel = zipfile.ZipFile(request.getfixturevalue({"cpu": "cpu_wheel", "cpu-avx512": "avx512_wheel"}[variant]))
+    names = [n for n in wheel.namelist() if "tvm_wheels/tuning/" in n and n[-1] != "/"]
+    ids = variants.load(variant).tuning_db
+    assert sorted(n.split("tvm_wheels/tuning/")[1] for n in names) == sorted(
+        f"{i}/{f}" for i in ids for f in ("budget.json", "database_tuning_record.json", "database_workload.json"))
+    for i in ids:
+        budget = json.loads(wheel.read(next(n for n in names if n.endswith(f"{i}/budget.json"))))
+        assert budget["target_id"] == i and budget["rounds"], budget
 
 
 def _mlp(path, seed=0):
