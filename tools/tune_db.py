@@ -7,7 +7,9 @@ variant's CPU features; the target is the variant's default (tvm_wheels.target.h
     python tools/tune_db.py --trials 8,16,32
 
 Tunes the documented workload set (WORKLOADS) in rounds: every task to 8 measured trials,
-then to 16, then 32. Each round resumes from the database, so a stopped run loses nothing.
+then to 16, then 32. Each round resumes from the search history (--work), so a stopped run
+loses nothing, and a round no larger than the shipped database's budget counts its workloads
+as done: on a machine without the history, a workload added to WORKLOADS is all that is tuned.
 After each round it compiles ResNet-50 with the database and measures its latency: the curve
 of latency vs trials is kept with the budget in budget.json beside the database, in
 tuning/<target id>/ (the preset's TVM_WHEEL_TUNING_DB names it).
@@ -89,18 +91,24 @@ def main() -> int:
     mods = {name: pipeline.from_onnx_model(m.build(seed=0)) for name, m in WORKLOADS.items()}
     task_counts = {name: len(tuning.tasks(mod, target)) for name, mod in mods.items()}  # once, not per round
     logs = Path(tempfile.mkdtemp(prefix="tune-db-logs-"))
+    # the shipped records, read before this run rewrites them: done for rounds within their budget
+    shipped = None
+    if (args.out / tid / "database_tuning_record.json").is_file():
+        shipped = records.export(records.Database(args.out / tid), Path(tempfile.mkdtemp(prefix="tune-db-shipped-")))
     def measured() -> int:
         return len(records.Database(args.work / tid, writable=True).ms.get_all_tuning_records())
 
     for trials in rounds:
         start, before = time.monotonic(), measured()
+        tuned = shipped if shipped is not None and trials <= budget.get("trials_per_task", 0) else None
         for name, mod in mods.items():
             print(f"== {name}: {trials} trials per task", flush=True)
-            db = tuning.tune(mod, target, args.work, trials, logs=logs / name,
+            db = tuning.tune(mod, target, args.work, trials, logs=logs / name, tuned=tuned,
                              progress=lambda line: print(line, flush=True))
         seconds = time.monotonic() - start
         ran = measured() > before
-        budget_db = records.export(db, Path(tempfile.mkdtemp(prefix="tune-db-round-")), first=trials)
+        sources = [db] if tuned is None else [db, tuned]
+        budget_db = records.export(sources, Path(tempfile.mkdtemp(prefix="tune-db-round-")), first=trials)
         ms = latency_ms(mods["resnet50"], resnet50, target, budget_db)
         print(f"== round {trials}: {seconds / 60:.1f} min, ResNet-50 {ms:.1f} ms", flush=True)
         # seconds: tuning time of the round, summed over the runs that resumed it;
@@ -121,7 +129,7 @@ def main() -> int:
             "date": datetime.date.today().isoformat(), "script": "tools/tune_db.py",
         })
         # what ships: the largest budget measured
-        records.export(db, args.out / tid, first=budget["trials_per_task"])
+        records.export(sources, args.out / tid, first=budget["trials_per_task"])
         budget_path.write_text(json.dumps(budget, indent=1, sort_keys=True) + "\n")
     return 0
 

@@ -123,14 +123,15 @@ class Database:
 
 def anchor_shape(mod):
     """(operator, loop extents) of a workload's anchor block: its block name without the numbering
-    of fused copies, and the extents of its iteration variables; None without one."""
+    of fused copies (`matmul3`) or the Relax variable it was legalized from (layer norm's
+    `lv8_var_sum`), and the extents of its iteration variables; None without one."""
     from tvm.s_tir.analysis import find_anchor_sblock
 
     block = find_anchor_sblock(mod)
     if block is None:
         return None
     extents = tuple(max(int(v.dom.extent), 1) for v in block.iter_vars)
-    return re.sub(r"_?\d+$", "", block.name_hint), extents
+    return re.sub(r"^lv\d+_|_?\d+$", "", block.name_hint), extents
 
 
 def for_target(target) -> list[Database]:

@@ -15,6 +15,12 @@ convolution + multiply + add that no record matches (ResNet-50 with its BN nodes
 functions from the cpu-avx512 database before, 29 of 29 after). The fold is numpy arithmetic on
 the constants: TVM's FoldBatchnormToConv2D + FoldConstant did the same by compiling each
 weight's computation, which more than doubled ResNet-50's compile time (13 s to 32 s).
+And one more for the records: a matmul of an N-D input by a 2-D weight is written as the
+[1, rows, K] x [K, N] matmul that a transformer's dense layer is in the tuned BERT block. ONNX's
+Gemm is 2-D, so exporters reshape [1, 128, 768] to [128, 768] before it and back after it
+(GPT-2): the same arithmetic, but a loop nest of another depth, which no record of the 3-D form
+fits (measured: GPT-2's dense layers carried over from the 1x1000x2048 classifier, 10x
+onnxruntime).
 """
 
 from __future__ import annotations
@@ -49,6 +55,22 @@ def _sum_of_stack():
     return total, rewrite
 
 
+def _broadcast_to_own_shape():
+    """broadcast_to(x, shape of x) is x. ONNX Sum's importer broadcasts each input to the output's
+    shape, a no-op where they already have it, but a TVM ConvertLayout does not know: it keeps the
+    add in NCHW between two transposes, where it would fuse into the convolution before it (onnx's
+    ResNet-50, whose residual adds are Sums)."""
+    from tvm.relax.dpl import is_op, wildcard
+
+    x = wildcard()
+
+    def rewrite(orig, m):
+        shape = _static_shape(orig)
+        return m[x] if shape is not None and _static_shape(m[x]) == shape else orig
+
+    return is_op("relax.broadcast_to")(x, wildcard()), rewrite
+
+
 def _batch_norm_into_conv():
     import numpy as np
     from tvm import relax
@@ -77,13 +99,74 @@ def _batch_norm_into_conv():
     return is_tuple_get_item(bn, 0), rewrite
 
 
+def _static_shape(expr):
+    """An expression's shape as ints, None unless every dimension is a constant."""
+    values = getattr(getattr(expr.ty, "shape", None), "values", None)
+    if values is None or not all(isinstance(v, int) or hasattr(v, "value") for v in values):
+        return None
+    return [int(v) for v in values]
+
+
+def _reshape_of_reshape():
+    """reshape(reshape(x)) is one reshape, or none where it gives x's shape back: the pairs that
+    _matmul_rows_batched leaves beside the exporter's own reshapes, which would otherwise stand
+    between a matmul and its epilogue and keep them from fusing."""
+    from tvm import relax
+    from tvm.relax.dpl import is_op, wildcard
+
+    x = wildcard()
+    inner = is_op("relax.reshape")(x, wildcard())
+    outer = is_op("relax.reshape")(inner, wildcard())
+
+    def rewrite(orig, m):
+        src, out = _static_shape(m[x]), _static_shape(orig)
+        if out is None:
+            return orig
+        return m[x] if src == out else relax.op.reshape(m[x], out)
+
+    return outer, rewrite
+
+
+def _matmul_rows_batched():
+    from tvm import relax
+    from tvm.relax.dpl import is_const, is_op, wildcard
+
+    # only where the exporter flattened the input (a reshape; it reshapes the result back after
+    # the bias, so both pairs of reshapes cancel): elsewhere the reshape this leaves after the
+    # matmul would keep its epilogue (an MLP's ReLU) out of its fused function
+    x, w, bias = is_op("relax.reshape")(wildcard(), wildcard()), wildcard(), is_const()
+    mm = is_op("relax.matmul")(x, w)
+    with_bias = is_op("relax.add")(mm, bias)
+    static = _static_shape
+
+    def rewrite(orig, m):
+        xs, ws, out = static(m[x]), static(m[w]), static(orig)
+        if xs is None or ws is None or out is None or len(ws) != 2 or len(xs) < 2:
+            return orig
+        rows = 1
+        for d in xs[:-1]:
+            rows *= d
+        if rows == 1 or (len(xs) == 3 and xs[0] == 1):
+            return orig  # a classifier's [1, K] x [K, N] (ResNet-50's record), or already [1, rows, K]
+        y = relax.op.matmul(relax.op.reshape(m[x], [1, rows, xs[-1]]), m[w], out_dtype=m[mm].attrs.out_dtype)
+        if orig.op.name == "relax.add":
+            b = static(m[bias])
+            if b is None or b[:-1] != [1] * (len(b) - 1) or b[-1] not in (1, ws[1]):
+                return orig  # not a bias of the output columns
+            y = relax.op.add(y, relax.op.reshape(m[bias], [b[-1]]))
+        return relax.op.reshape(y, out)
+
+    return [(with_bias, rewrite), (mm, rewrite)]
+
+
 def for_inference():
     """A module pass applying the rewrites above to every Relax function."""
     import tvm
     from tvm import relax
     from tvm.relax.dpl import rewrite_call
 
-    rules = [_dropout_identity(), _sum_of_stack(), _batch_norm_into_conv()]
+    rules = [_dropout_identity(), _sum_of_stack(), _broadcast_to_own_shape(), _batch_norm_into_conv(), *_matmul_rows_batched(),
+             _reshape_of_reshape()]
 
     @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.RewritesForInference")
     def _pass(mod, _ctx):

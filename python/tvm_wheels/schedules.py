@@ -64,17 +64,48 @@ def _from_anchor(mod, record, target):
     function (a convolution followed by a residual add where the record's had a bias only): the
     trace's steps for the anchor and its producers, the epilogue inlined into its output stage
     (MetaSchedule's ScheduleUsingAnchorTrace). None where that fails."""
+    sch = _with_anchor_trace(mod, _anchor_layout_rewrites_only(record.trace, record.workload.mod), target)
+    return None if sch is None else sch.mod["main"]
+
+
+def _with_anchor_trace(mod, trace, target):
+    """A Schedule of `mod` with `trace` applied to its anchor block (MetaSchedule's
+    ScheduleUsingAnchorTrace), or None. Where the trace does not replay as it is, once more with
+    the epilogue first inlined into its output block: a trace looks up the anchor's consumers, and
+    an epilogue that reads the anchor's result twice (GPT-2's tanh GELU: x * (1 + tanh(x + x^3)))
+    has another number of them than the record's had."""
     import tvm
     from tvm.s_tir import Schedule
 
-    sch = Schedule(mod)
-    try:
-        tvm.get_global_func("s_tir.meta_schedule.ScheduleUsingAnchorTrace")(
-            sch, _anchor_layout_rewrites_only(record.trace, record.workload.mod), target)
-    except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
-        log.debug("anchor trace: %s", str(e).strip().splitlines()[-1])
-        return None
-    return sch.mod["main"]
+    apply = tvm.get_global_func("s_tir.meta_schedule.ScheduleUsingAnchorTrace")
+    for inline in (False, True):
+        sch = Schedule(mod)
+        try:
+            if inline and not _inline_epilogue(sch):
+                return None
+            apply(sch, trace, target)
+            return sch
+        except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
+            log.debug("anchor trace%s: %s", " (epilogue inlined)" if inline else "", str(e).strip().splitlines()[-1])
+    return None
+
+
+def _inline_epilogue(sch) -> bool:
+    """Inline every block that reads the anchor block's result, directly or not, into its
+    consumers, except the function's output blocks; False where there is nothing to inline."""
+    from tvm.s_tir.analysis import find_anchor_sblock
+
+    anchor = find_anchor_sblock(sch.mod)
+    after, inlined = [w.buffer for w in anchor.writes], False  # the buffers the anchor's result flows into
+    for block in [sch.get(b) for b in sch.get_child_blocks(sch.get_sblock("root"))]:
+        if block.same_as(anchor) or not any(r.buffer.same_as(b) for r in block.reads for b in after):
+            continue
+        after += [w.buffer for w in block.writes]
+        rv = sch.get_sblock(block.name_hint)
+        if sch.get_consumers(rv):
+            sch.compute_inline(rv)
+            inlined = True
+    return inlined
 
 
 def _anchor_layout_rewrites_only(trace, workload):
@@ -109,17 +140,13 @@ def _from_similar(mod, record, target):
     decision re-fitted to this function's loop extents (the record's inner tile sizes where they
     divide them, the rest outermost), applied to the anchor block as _from_anchor does, then the
     postprocessors, as for a sample of the rules. None where it does not apply."""
-    import tvm
-    from tvm.s_tir import Schedule
-
     extents = records.anchor_shape(mod)[1]
     trace = _refitted(record.trace, extents)
     if trace is None:
         return None
-    sch = Schedule(mod)
+    sch = _with_anchor_trace(mod, trace, target)
     try:
-        tvm.get_global_func("s_tir.meta_schedule.ScheduleUsingAnchorTrace")(sch, trace, target)
-        if all(p.apply(sch) for p in _postprocs(mod, target)):
+        if sch is not None and all(p.apply(sch) for p in _postprocs(mod, target)):
             return sch.mod["main"]
     except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
         log.debug("similar trace: %s", str(e).strip().splitlines()[-1])

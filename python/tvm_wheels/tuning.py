@@ -44,11 +44,14 @@ def _search():
                                                  genetic_num_iters=2)
 
 
-def tune(mod, target, out: Path, trials: int, *, progress=print, seed: int = 0, logs: Path | None = None) -> records.Database:
+def tune(mod, target, out: Path, trials: int, *, progress=print, seed: int = 0, logs: Path | None = None,
+         tuned=None) -> records.Database:
     """Tune each task of `mod` until it has `trials` measured records in `out`/<target id>.
 
     Resumable: records already in the database count toward `trials`, so a run that was
-    stopped continues where it was, and raising `trials` adds to what is there.
+    stopped continues where it was, and raising `trials` adds to what is there. `tuned`: a
+    Database whose workloads count as done (tools/tune_db.py: the shipped one, tuned to this
+    budget already), so a new machine without the search history resumes from it.
     """
     from tvm.s_tir import meta_schedule as ms
     from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
@@ -56,7 +59,8 @@ def tune(mod, target, out: Path, trials: int, *, progress=print, seed: int = 0, 
     target = for_compile(target)
     db = records.Database(Path(out) / records.target_id(target), writable=True)
     todo = [(task, _normalize_mod(task.dispatched[0])) for task in tasks(mod, target)]
-    left = [max(0, trials - len(db.records(work, target, top=trials))) for _, work in todo]
+    left = [0 if tuned is not None and tuned.best(work, target) is not None
+            else max(0, trials - len(db.records(work, target, top=trials))) for _, work in todo]
     start = time.monotonic()
     done_trials = 0
     for i, (task, work) in enumerate(todo):
@@ -69,7 +73,7 @@ def tune(mod, target, out: Path, trials: int, *, progress=print, seed: int = 0, 
                                max_trials_global=left[i], num_trials_per_iter=min(left[i], 16), database=db.ms,
                                builder=ms.builder.LocalBuilder(timeout_sec=BUILD_TIMEOUT_S))
             done_trials += left[i]
-        found = db.records(work, target, top=trials)
+        found = db.records(work, target, top=trials) or (tuned.records(work, target) if tuned is not None else [])
         elapsed = time.monotonic() - start
         eta = elapsed / done_trials * sum(left[i + 1:]) if done_trials else 0.0
         progress(f"[{i + 1}/{len(todo)}] {task.task_name} (x{task.weight}): {len(found)} trials, best "

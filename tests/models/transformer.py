@@ -1,7 +1,9 @@
 """One BERT-base encoder block (hidden 768, 12 heads, FFN 3072, sequence 128, batch 1) as an
 ONNX graph written with onnx.helper, with seeded random weights: no downloads.
 
-Post-norm, GELU by its erf formula, as exporters emit it at opset 17.
+Post-norm, GELU by its erf formula, as exporters emit it at opset 17. `gemm=True` writes each
+dense layer as GPT-2's export does: the [1, seq, 768] input reshaped to [seq, 768], an ONNX Gemm
+(2-D only) with its bias, and reshaped back.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ OPSET = 17
 HIDDEN, HEADS, FFN, SEQ = 768, 12, 3072, 128
 
 
-def build(seed: int = 0, seq: int = SEQ) -> onnx.ModelProto:
+def build(seed: int = 0, seq: int = SEQ, gemm: bool = False) -> onnx.ModelProto:
     rng = np.random.default_rng(seed)
     nodes, inits = [], []
 
@@ -29,6 +31,10 @@ def build(seed: int = 0, seq: int = SEQ) -> onnx.ModelProto:
     def dense(x, name, cin, cout):
         w = const(f"{name}_w", (rng.standard_normal((cin, cout)) / np.sqrt(cin)).astype(np.float32))
         b = const(f"{name}_b", (rng.standard_normal(cout) * 0.02).astype(np.float32))
+        if gemm:
+            rows = node("Reshape", [x, const(f"{name}_rows", np.array([seq, cin], np.int64))], f"{name}_2d")
+            y = node("Gemm", [rows, w, b], f"{name}_gemm")
+            return node("Reshape", [y, const(f"{name}_3d", np.array([1, seq, cout], np.int64))], name)
         return node("Add", [node("MatMul", [x, w], f"{name}_mm"), b], name)
 
     def layer_norm(x, name):

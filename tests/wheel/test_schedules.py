@@ -69,14 +69,19 @@ def _heavy(report):
 
 @pytest.mark.avx512_host
 @pytest.mark.parametrize("wheel,name", [("cpu-avx512", "resnet50"), ("cpu-avx512", "resnet50_batch_norm"),
-                                        ("cpu-avx512", "bert_block"), ("cpu", "resnet50")])
+                                        ("cpu-avx512", "bert_block"), ("cpu", "resnet50"),
+                                        ("cpu", "bert_block_gemm")])
 def test_compiles_models_from_the_shipped_database(request, tmp_path, wheel, name):
     """resnet50_batch_norm: the same network with BatchNormalization nodes after bias-free
-    convolutions; folded into the weights (rewrites.py), it finds the same records. The cpu
-    wheel on this AVX-512 CPU targets x86-64-v4 and finds cpu-avx512's records, shipped in it too."""
+    convolutions; folded into the weights (rewrites.py), it finds the same records.
+    bert_block_gemm: the BERT block with its dense layers as GPT-2's export writes them (2-D
+    Gemm between reshapes), rewritten to the tuned [1, seq, K] matmuls with their epilogues. The
+    cpu wheel on this AVX-512 CPU targets x86-64-v4 and finds cpu-avx512's records, shipped in it too."""
     venv = request.getfixturevalue({"cpu-avx512": "avx512_venv", "cpu": "cpu_venv"}[wheel])
-    module = {"resnet50": resnet50, "resnet50_batch_norm": resnet50, "bert_block": transformer}[name]
-    model = module.build(seed=0, batch_norm=True) if name == "resnet50_batch_norm" else module.build(seed=0)
+    module = {"resnet50": resnet50, "resnet50_batch_norm": resnet50, "bert_block": transformer,
+              "bert_block_gemm": transformer}[name]
+    extra = {"resnet50_batch_norm": {"batch_norm": True}, "bert_block_gemm": {"gemm": True}}.get(name, {})
+    model = module.build(seed=0, **extra)
     x = module.sample_input(seed=1)
     result, got = _compile_and_run(venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
     _assert_close(got, _reference(model, x), f"{wheel} {name}")
@@ -268,6 +273,15 @@ def test_tune_says_what_to_install_when_its_dependencies_are_missing(avx512_venv
     assert not (tmp_path / "db").exists()
 
 
+RESUME_FROM_TUNED = """
+import os
+from tvm_wheels import pipeline, records, tuning
+db = tuning.tune(pipeline.from_onnx(os.environ["MODEL"]), None, os.environ["OUT"], 4,
+                 tuned=records.Database(os.environ["TUNED"]))
+print("measured", len(db.ms.get_all_tuning_records()))
+"""
+
+
 @pytest.mark.avx512_host
 def test_tune_writes_records_that_compile_uses_for_this_target_only(avx512_wheel, tmp_path_factory):
     from conftest import make_venv
@@ -288,6 +302,13 @@ def test_tune_writes_records_that_compile_uses_for_this_target_only(avx512_wheel
     again = subprocess.run(tune, capture_output=True, text=True, timeout=1200)
     assert again.returncode == 0 and "4 trials" in again.stdout, again.stderr[-3000:]
     assert (db / AVX512_DB / "database_tuning_record.json").read_text().splitlines() == records
+    # A new machine, without the search history, resumes from a tuned database (tools/tune_db.py:
+    # the shipped one): its workloads count as done, nothing is measured.
+    fresh = tmp_path_factory.mktemp("tune-fresh")
+    resumed = venv.run(RESUME_FROM_TUNED, env={"MODEL": str(d / "mlp.onnx"), "OUT": str(fresh),
+                                               "TUNED": str(db / AVX512_DB)})
+    lines = resumed.stdout.strip().splitlines()
+    assert lines[-1] == "measured 0" and "fused_matmul_add_relu (x1): 1 trials, best" in lines[-2], resumed.stdout
 
     x = np.random.default_rng(1).standard_normal((64, 256)).astype(np.float32)
     expected = _reference(model, x)
