@@ -15,7 +15,7 @@ convolution + multiply + add that no record matches (ResNet-50 with its BN nodes
 functions from the cpu-avx512 database before, 29 of 29 after). The fold is numpy arithmetic on
 the constants: TVM's FoldBatchnormToConv2D + FoldConstant did the same by compiling each
 weight's computation, which more than doubled ResNet-50's compile time (13 s to 32 s).
-And one more for the records: a matmul of an N-D input by a 2-D weight is written as the
+And one more for the records: a matmul of a flattened input by a 2-D weight is written as the
 [1, rows, K] x [K, N] matmul that a transformer's dense layer is in the tuned BERT block. ONNX's
 Gemm is 2-D, so exporters reshape [1, 128, 768] to [128, 768] before it and back after it
 (GPT-2): the same arithmetic, but a loop nest of another depth, which no record of the 3-D form
@@ -128,6 +128,8 @@ def _reshape_of_reshape():
 
 
 def _matmul_rows_batched():
+    import math
+
     from tvm import relax
     from tvm.relax.dpl import is_const, is_op, wildcard
 
@@ -137,20 +139,17 @@ def _matmul_rows_batched():
     x, w, bias = is_op("relax.reshape")(wildcard(), wildcard()), wildcard(), is_const()
     mm = is_op("relax.matmul")(x, w)
     with_bias = is_op("relax.add")(mm, bias)
-    static = _static_shape
 
     def rewrite(orig, m):
-        xs, ws, out = static(m[x]), static(m[w]), static(orig)
+        xs, ws, out = _static_shape(m[x]), _static_shape(m[w]), _static_shape(orig)
         if xs is None or ws is None or out is None or len(ws) != 2 or len(xs) < 2:
             return orig
-        rows = 1
-        for d in xs[:-1]:
-            rows *= d
+        rows = math.prod(xs[:-1])
         if rows == 1 or (len(xs) == 3 and xs[0] == 1):
             return orig  # a classifier's [1, K] x [K, N] (ResNet-50's record), or already [1, rows, K]
         y = relax.op.matmul(relax.op.reshape(m[x], [1, rows, xs[-1]]), m[w], out_dtype=m[mm].attrs.out_dtype)
         if orig.op.name == "relax.add":
-            b = static(m[bias])
+            b = _static_shape(m[bias])
             if b is None or b[:-1] != [1] * (len(b) - 1) or b[-1] not in (1, ws[1]):
                 return orig  # not a bias of the output columns
             y = relax.op.add(y, relax.op.reshape(m[bias], [b[-1]]))
