@@ -4,8 +4,9 @@
 CNNs from torchvision (ResNet-18/50, MobileNet v2/v3, EfficientNet-B0, DenseNet-121,
 ShuffleNet v2, ViT-B/16) and transformers from `transformers` (a BERT-base encoder and a GPT-2
 decoder, sequence 128), in eval mode, through torch's default ONNX exporter (which folds each
-BatchNorm into its convolution). Of these, only ResNet-50 is a workload the shipped databases
-were tuned on (as tests/models/resnet50.py builds it); the rest show what a model nobody tuned gets.
+BatchNorm into its convolution). Of these, ResNet-50 and (for x86-64-v4) MobileNet v2 are
+workloads the shipped databases were tuned on (as tests/models/ builds them); the rest show what a
+model nobody tuned gets.
 
 torch, torchvision and transformers are for this script only, never a dependency of the wheels or
 of the tests:

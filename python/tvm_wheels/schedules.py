@@ -5,7 +5,8 @@
 2. a record of a workload with the same anchor block (its convolution or matmul) and another
    epilogue: that record's trace, applied to the anchor (`anchor:`);
 3. a record of the same operator at the nearest shapes: its trace with the tilings re-fitted
-   (`similar:`);
+   (`similar:`); where the traces of several such records apply, each is timed here and the
+   fastest kept (measure.py);
 4. one schedule drawn, with a fixed seed, from MetaSchedule's CPU rules (tiling, parallel,
    vectorize, unroll) (`rules`).
 No op stays unscheduled unless no sample of the rules lowers (`unscheduled: ...`).
@@ -13,16 +14,19 @@ No op stays unscheduled unless no sample of the rules lowers (`unscheduled: ...`
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
+import time
 
-from . import records
+from . import measure, records
 from .target import for_compile
 
 log = logging.getLogger("tvm_wheels.schedules")
 
 RULES_SEED = 0
 SIMILAR_TRIED = 8  # records of the nearest shapes whose traces are tried on a function with none of its own
+SIMILAR_MEASURED = 4  # of those that apply, how many are built and timed at compile time (about 0.2 s each)
 SCHEDULED = "tirx.is_scheduled"
 
 
@@ -30,8 +34,9 @@ SCHEDULED = "tirx.is_scheduled"
 class Entry:
     function: str
     source: str  # "database:<path>", "anchor:<path>", "rules" or "unscheduled: <why>"
-    latency_us: float | None = None  # the record's measured latency, for database entries
+    latency_us: float | None = None  # database, anchor: the record's latency; similar: measured at compile time
     prepacked: bool = False  # its weights were re-laid out for the schedule at compile time
+    measured: int = 0  # similar: how many carried-over schedules were timed here to pick this one
 
 
 def _from_database(mod, target, databases):
@@ -52,10 +57,13 @@ def _from_database(mod, target, databases):
         if new is not None:
             return new, Entry("", f"anchor:{db.path}", float(record.run_secs[0]) * 1e6)
     for db in databases:
-        for record in db.similar(mod, target)[:SIMILAR_TRIED]:
-            new = _from_similar(mod, record, target)
-            if new is not None:
-                return new, Entry("", f"similar:{db.path}")
+        found = [f for f in (_from_similar(mod, r, target) for r in db.similar(mod, target)[:SIMILAR_TRIED])
+                 if f is not None][:SIMILAR_MEASURED]
+        if len(found) == 1:
+            return found[0], Entry("", f"similar:{db.path}")
+        if found:
+            new, us = measure.fastest(found, target)
+            return new, Entry("", f"similar:{db.path}", us, measured=len(found) if us is not None else 0)
     return None, None
 
 
@@ -213,6 +221,7 @@ def schedule(mod, target, databases=None, report: list | None = None):
 
     target = for_compile(target)
     databases = records.for_target(target) if databases is None else databases
+    started, entries = time.monotonic(), []
     out = {}
     for gv, func in mod.functions_items():
         if not isinstance(func, tvm.tirx.PrimFunc) or (func.attrs and func.attrs.get(SCHEDULED)):
@@ -229,8 +238,19 @@ def schedule(mod, target, databases=None, report: list | None = None):
             # keep the caller's attributes (global symbol, op pattern), as MetaSchedule's own pass does
             new = tvm.tirx.PrimFunc(new.params, new.body, new.ret_type, func.attrs).with_attr(SCHEDULED, True)
         out[gv] = new
-        entry = Entry(gv.name_hint, entry.source, entry.latency_us)
+        entry = dataclasses.replace(entry, function=gv.name_hint)
         log.debug("%s: %s", entry.function, entry.source)
-        if report is not None:
-            report.append(entry)
+        entries.append(entry)
+    if report is not None:
+        report.extend(entries)
+    _summarize(entries, time.monotonic() - started)
     return tvm.IRModule(out, attrs=mod.attrs)
+
+
+def _summarize(entries, seconds):
+    """One line for the user: where the schedules came from, and what timing them here cost."""
+    sources = collections.Counter(e.source.split(":")[0] for e in entries)
+    timed = [e.measured for e in entries if e.measured]
+    log.info("%d functions scheduled in %.1f s: %s%s", len(entries), seconds,
+             ", ".join(f"{n} {s}" for s, n in sources.most_common()),
+             f"; {len(timed)} of the similar picked by timing {sum(timed)} candidates" if timed else "")

@@ -23,7 +23,8 @@ AVX512_DB = "llvm-x86-64-v4--prefer-256-bit"
 
 # Compiles d/model.onnx with tvm_wheels.compile, runs it on d/input.npy, saves d/out.npy and
 # prints the report (function -> source; the functions whose weights were laid out for their
-# schedule at compile time), where the shipped databases live, the target's id.
+# schedule at compile time; for `similar` ones, how many candidates were timed and the kept one's
+# microseconds), where the shipped databases live, the target's id.
 COMPILE = """
 import json, os, sys, numpy as np, onnx, tvm, tvm_wheels, tvm_wheels.target
 from tvm import relax
@@ -39,6 +40,7 @@ vm = relax.VirtualMachine(ex, tvm.cpu())
 np.save(os.path.join(d, "out.npy"), vm["main"](tvm.runtime.tensor(np.load(os.path.join(d, "input.npy")))).numpy())
 used = for_compile(target)
 print(json.dumps({"report": {e.function: e.source for e in report}, "shipped": str(records.SHIPPED),
+                  "timed": {e.function: [e.measured, e.latency_us] for e in report if e.source.startswith("similar")},
                   "prepacked": sorted(e.function for e in report if e.prepacked), "target_id": records.target_id(used)}))
 """
 
@@ -125,6 +127,39 @@ def test_a_convolution_of_untuned_shape_gets_the_nearest_records_trace_refitted(
     (conv,) = [s for f, s in result["report"].items() if "conv2d" in f]
     assert conv == f"similar:{result['shipped']}/{AVX512_DB}", result["report"]
     assert [f for f in result["prepacked"] if "conv2d" in f], result  # its weight laid out for it, once
+
+
+@pytest.mark.avx512_host
+def test_where_several_carried_over_schedules_apply_the_fastest_is_kept(avx512_venv, tmp_path):
+    """DenseNet-121's 3x3 convolution (128 to 32 channels at 56x56): the traces of several of the
+    nearest records apply, and one of them runs ten times slower than another, so each is built
+    and timed at compile time (measure.py); the kept one's time is in the report."""
+    model = resnet50.conv_relu(seed=0, cin=128, cout=32, k=3, stride=1, size=56)
+    x = np.random.default_rng(1).standard_normal((1, 128, 56, 56)).astype(np.float32)
+    result, got = _compile_and_run(avx512_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
+    _assert_close(got, _reference(model, x), "cpu-avx512 densenet conv")
+    ((conv, (measured, us)),) = [(f, t) for f, t in result["timed"].items() if "conv2d" in f]
+    assert result["report"][conv] == f"similar:{result['shipped']}/{AVX512_DB}"
+    assert 2 <= measured <= 4 and 0 < us < 1e6, (measured, us)
+
+
+def test_candidates_are_timed_only_where_their_code_runs_here(cpu_venv):
+    """Timing runs the compiled code: a target for another CPU (another architecture, a model or
+    a feature this one lacks) would die here of SIGILL, so its candidates are not timed."""
+    out = cpu_venv.json("""
+        import json, tvm
+        from tvm_wheels import host, measure
+        other = "znver1" if tvm.target.codegen.llvm_get_system_cpu() != "znver1" else "haswell"
+        targets = {"this level": {"kind": "llvm", "mcpu": host.x86_64_level()},
+                   "native": {"kind": "llvm", "mcpu": "native"}, "generic": {"kind": "llvm"},
+                   "x86-64-v2": {"kind": "llvm", "mcpu": "x86-64-v2"},
+                   "aarch64": {"kind": "llvm", "mtriple": "aarch64-linux-gnu"},
+                   "another model": {"kind": "llvm", "mcpu": other},
+                   "a feature added": {"kind": "llvm", "mattr": ["+avx512fp16"]}}
+        print(json.dumps({name: measure.runs_here(tvm.target.Target(t)) for name, t in targets.items()}))
+    """)
+    assert out == {"this level": True, "native": True, "generic": True, "x86-64-v2": True, "aarch64": False,
+                   "another model": False, "a feature added": False}, out
 
 
 @pytest.mark.avx512_host

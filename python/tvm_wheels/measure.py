@@ -1,0 +1,73 @@
+"""The fastest of a few schedules of one function, timed here at compile time.
+
+A trace carried over from another shape (schedules.py, `similar:`) may apply and still be slow:
+measured on DenseNet-121's 3x3 convolution at 56x56 (128 to 32 channels), the first of the
+nearest records that applied ran in 18.2 ms, the fourth in 1.4 ms. Which one fits cannot be
+read off the shapes, so each candidate is built and run on random inputs, a few milliseconds
+each, and the fastest is kept. Only where the code runs on this CPU (runs_here): a target for
+another machine keeps the first candidate, since running its code here could die of SIGILL.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from . import host
+
+log = logging.getLogger("tvm_wheels.measure")
+
+REPEAT = 3  # runs per candidate; the minimum counts (the first run also pages the buffers in)
+LEVELS = ["x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"]  # each runs where the next ones do
+
+
+def runs_here(target) -> bool:
+    """Whether code compiled for `target` (tvm.target.Target) runs on this CPU: LLVM for this
+    architecture, with this CPU's model, an x86-64 level it has, or no mcpu; no added features."""
+    import tvm
+
+    spec = dict(target.export())
+    triple = str(spec.get("mtriple") or "")
+    if spec.get("kind") != "llvm" or (triple and triple.split("-")[0] != host.machine()):
+        return False
+    if any(str(a).startswith("+") for a in spec.get("mattr") or []):
+        return False
+    mcpu = str(spec.get("mcpu") or "")
+    if mcpu in ("", "native", tvm.target.codegen.llvm_get_system_cpu()):
+        return True
+    level = host.x86_64_level() if host.machine() == "x86_64" else None
+    return mcpu in LEVELS and level in LEVELS and LEVELS.index(mcpu) <= LEVELS.index(level)
+
+
+def latency_us(func, target) -> float:
+    """`func` (a scheduled PrimFunc) built alone for `target` and run on random inputs: its best
+    time in microseconds, or inf where it does not build or run."""
+    import numpy as np
+    import tvm
+
+    try:
+        lib = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), target=target)
+        lib = lib.jit() if hasattr(lib, "jit") else lib
+        rng = np.random.default_rng(0)
+        args = []
+        for buf in func.params:
+            shape, dtype = [int(d) for d in buf.shape], str(buf.dtype)
+            # indices (integer inputs) stay in range at zero; floats get values that exercise the code
+            data = rng.standard_normal(shape).astype(dtype) if "float" in dtype else np.zeros(shape, dtype)
+            args.append(tvm.runtime.tensor(data))
+        timer = lib.time_evaluator("main", tvm.cpu(), number=1, repeat=REPEAT)
+        return min(timer(*args).results) * 1e6
+    except (RuntimeError, ValueError, TypeError) as e:  # TVM raises InternalError (a RuntimeError)
+        log.debug("candidate not measured: %s", str(e).strip().splitlines()[-1])
+        return math.inf
+
+
+def fastest(candidates: list, target):
+    """(PrimFunc, microseconds) of the candidate that runs fastest; the first, unmeasured (None),
+    where none runs or the target is not this CPU's."""
+    if not runs_here(target):
+        return candidates[0], None
+    times = [latency_us(f, target) for f in candidates]
+    best = min(range(len(candidates)), key=times.__getitem__)
+    log.debug("measured %s us, kept #%d", [round(t, 1) for t in times], best)
+    return candidates[best], (None if math.isinf(times[best]) else times[best])
