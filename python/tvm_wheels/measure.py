@@ -18,7 +18,6 @@ from . import host
 log = logging.getLogger("tvm_wheels.measure")
 
 REPEAT = 3  # runs per candidate; the minimum counts (the first run also pages the buffers in)
-LEVELS = ["x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"]  # each runs where the next ones do
 
 
 def runs_here(target) -> bool:
@@ -27,16 +26,16 @@ def runs_here(target) -> bool:
     import tvm
 
     spec = dict(target.export())
-    triple = str(spec.get("mtriple") or "")
-    if spec.get("kind") != "llvm" or (triple and triple.split("-")[0] != host.machine()):
+    triple_arch = str(spec.get("mtriple") or host.machine()).split("-")[0]
+    if spec.get("kind") != "llvm" or triple_arch != host.machine():
         return False
     if any(str(a).startswith("+") for a in spec.get("mattr") or []):
         return False
     mcpu = str(spec.get("mcpu") or "")
-    if mcpu in ("", "native", tvm.target.codegen.llvm_get_system_cpu()):
+    if mcpu in ("", "native", tvm.target.codegen.llvm_get_system_cpu()) or (mcpu, triple_arch) == ("x86-64", "x86_64"):
         return True
-    level = host.x86_64_level() if host.machine() == "x86_64" else None
-    return mcpu in LEVELS and level in LEVELS and LEVELS.index(mcpu) <= LEVELS.index(level)
+    # a level runs where numpy's CPUID table says this CPU has its group (host.x86_64_level's source)
+    return mcpu in host.X86_64_LEVELS and not host.missing_features([host.X86_64_LEVELS[mcpu]])
 
 
 def latency_us(func, target) -> float:
@@ -46,8 +45,7 @@ def latency_us(func, target) -> float:
     import tvm
 
     try:
-        lib = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), target=target)
-        lib = lib.jit() if hasattr(lib, "jit") else lib
+        lib = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), target=target).jit()
         rng = np.random.default_rng(0)
         args = []
         for buf in func.params:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import logging
 import time
 
@@ -57,8 +58,9 @@ def _from_database(mod, target, databases):
         if new is not None:
             return new, Entry("", f"anchor:{db.path}", float(record.run_secs[0]) * 1e6)
     for db in databases:
-        found = [f for f in (_from_similar(mod, r, target) for r in db.similar(mod, target)[:SIMILAR_TRIED])
-                 if f is not None][:SIMILAR_MEASURED]
+        # lazily: applying a trace costs its postprocessing, so none is applied past the first that count
+        applied = (_from_similar(mod, r, target) for r in db.similar(mod, target)[:SIMILAR_TRIED])
+        found = list(itertools.islice((f for f in applied if f is not None), SIMILAR_MEASURED))
         if len(found) == 1:
             return found[0], Entry("", f"similar:{db.path}")
         if found:
