@@ -9,8 +9,9 @@ models of onnx's own zoo (onnx.backend.test data: AlexNet, DenseNet-121, Incepti
 ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512), which nobody tuned. Each wheel runs in its
 own clean venv (wheels from tools/wheelhouse.py), with an empty user tuning database. Writes
 bench/results/zoo.json (one row per model and wheel: latency, onnxruntime's, `vs_onnxruntime`,
-compile time, where the schedules came from, `timed`: how many `similar` functions were picked by
-timing candidates at compile time and how many candidates that took) and zoo.png.
+compile time, where the schedules came from, `timed`: how many functions were timed at compile
+time (`similar` candidates, samples of the rules for the heavy ones) and how many candidates
+that took) and zoo.png.
 
     python bench/zoo.py [--variants cpu-avx512,cpu] [--repeat 10] [--torch-zoo DIR]
 """
@@ -183,8 +184,8 @@ def table(rows: list[dict]) -> str:
             lines.append(f"| {r['model']} | {r['wheel']} | fails: {r['error']} | | | | |")
             continue
         sources = ", ".join(f"{n} {k}" for k, n in sorted(r["schedules"].items()))
-        if r.get("timed", [0])[0]:  # similar functions picked by timing candidates at compile time
-            sources += f"; {r['timed'][0]} similar picked by timing {r['timed'][1]} candidates"
+        if r.get("timed", [0])[0]:  # functions whose schedule was picked by timing candidates at compile time
+            sources += f"; {r['timed'][0]} timed here ({r['timed'][1]} candidates)"
         lines.append(f"| {r['model']} | {r['wheel']} | {r['median_ms']:.1f} ms | {r['onnxruntime_ms']:.1f} ms | "
                      f"{r['vs_onnxruntime']:.2f}x | {r['compile_s']:.0f} s | {sources} |")
     return "\n".join(lines)

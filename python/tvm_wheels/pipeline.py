@@ -58,7 +58,8 @@ def front_passes(target) -> list:
 
     TVM's cpu_generic passes. When the weights are constants (from_onnx(...,
     keep_params_in_input=False), as `tvm-wheels tune` reads models), the graph gets the
-    rewrites.for_inference rewrites, convolutions are converted to LAYOUTS and, after fusion,
+    rewrites.for_inference rewrites, convolutions are converted to LAYOUTS, dense layers get
+    rewrites.rows_padded and, after fusion,
     the weights are marked layout-free: a schedule (tuned, carried over or from the rules) may
     then store a weight in the order its loops read it, and
     relax_pipeline folds both reorderings into the constants at compile time. Weights passed
@@ -83,7 +84,7 @@ def front_passes(target) -> list:
             # pipeline does: convolutions stay NCHW (slower; tuned records do not match).
             log.warning("convolutions stay NCHW: TVM's ConvertLayout failed (%s)", str(e).strip().splitlines()[-1])
             converted = mod
-        return _mark_constant_weights(tvm.transform.Sequential(passes)(converted))
+        return _mark_constant_weights(tvm.transform.Sequential(passes)(rewrites.rows_padded()(converted)))
 
     return [_front]
 

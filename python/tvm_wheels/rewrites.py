@@ -21,9 +21,14 @@ Gemm is 2-D, so exporters reshape [1, 128, 768] to [128, 768] before it and back
 (GPT-2): the same arithmetic, but a loop nest of another depth, which no record of the 3-D form
 fits (measured: GPT-2's dense layers carried over from the 1x1000x2048 classifier, 10x
 onnxruntime).
+After the layout conversion (rows_padded), a dense layer whose rows are not a multiple of
+ROWS_MULTIPLE is computed on padded rows (_matmul_rows_padded).
 """
 
 from __future__ import annotations
+
+ROWS_MULTIPLE = 8  # a dense layer's rows are padded to a multiple of this (_matmul_rows_padded) ...
+PAD_ROWS_FROM = 64  # ... from this many rows: below, the added rows would cost more than the tiling gains
 
 
 def _dropout_identity():
@@ -158,16 +163,56 @@ def _matmul_rows_batched():
     return [(with_bias, rewrite), (mm, rewrite)]
 
 
-def for_inference():
-    """A module pass applying the rewrites above to every Relax function."""
+def _matmul_rows_padded():
+    """A dense layer whose rows (tokens) are not a multiple of ROWS_MULTIPLE is computed on zero
+    rows added up to one and cut after its bias, as the [1, rows, K] x [K, N] matmul of the tuned
+    BERT block (the token axis may be another one: torch's MultiheadAttention gives [197, 1, 768]).
+    The rows of a matmul are independent, so the rows it keeps are the same numbers. MetaSchedule
+    tiles a loop only by divisors of its extent, so at ViT's 197 tokens (a prime) every record's
+    tiling of the rows falls to 1 (measured on a 197 x 768 x 3072 layer: 47 GFLOP/s; padded to
+    200 rows, 106)."""
+    import math
+
+    from tvm import relax
+    from tvm.relax.dpl import is_const, is_op, wildcard
+
+    x, w, bias = wildcard(), wildcard(), is_const()  # w: a constant, or one transposed (ONNX Gemm's transB)
+    mm = is_op("relax.matmul")(x, w)
+    with_bias = is_op("relax.add")(mm, bias)
+
+    def rewrite(orig, m):
+        xs, ws, out = _static_shape(m[x]), _static_shape(m[w]), _static_shape(orig)
+        if xs is None or ws is None or out is None or len(ws) != 2 or len(xs) < 2 or out != [*xs[:-1], ws[1]]:
+            return orig
+        rows = math.prod(xs[:-1])
+        extra = -rows % ROWS_MULTIPLE
+        if rows < PAD_ROWS_FROM or not extra or sum(d > 1 for d in xs[:-1]) != 1:
+            return orig  # rows that tile, or a batch of row blocks (a batched matmul's)
+        # rows on the next-to-last axis stay there: a reshape around the matmul would keep its
+        # epilogue (ViT's GELU, its residual add) out of its fused function
+        flat = xs[-2] != rows
+        data = relax.op.reshape(m[x], [1, rows, xs[-1]]) if flat else m[x]
+        n = 3 if flat else len(xs)
+        y = relax.op.matmul(relax.op.nn.pad(data, [0, 0] * (n - 2) + [0, extra, 0, 0]), m[w],
+                            out_dtype=m[mm].attrs.out_dtype)
+        if orig.op.name == "relax.add":
+            b = _static_shape(m[bias])
+            if b is None or b[:-1] != [1] * (len(b) - 1) or b[-1] not in (1, ws[1]):
+                return orig  # not a bias of the output columns
+            y = relax.op.add(y, relax.op.reshape(m[bias], [b[-1]]))
+        y = relax.op.strided_slice(y, axes=[n - 2], begin=[0], end=[rows])
+        return relax.op.reshape(y, out) if flat else y
+
+    return [(with_bias, rewrite), (mm, rewrite)]
+
+
+def _rewriting(name, rules):
+    """A module pass applying `rules` (pattern, rewriter) to every Relax function."""
     import tvm
     from tvm import relax
     from tvm.relax.dpl import rewrite_call
 
-    rules = [_dropout_identity(), _sum_of_stack(), _broadcast_to_own_shape(), _batch_norm_into_conv(), *_matmul_rows_batched(),
-             _reshape_of_reshape()]
-
-    @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.RewritesForInference")
+    @tvm.transform.module_pass(opt_level=0, name=name)
     def _pass(mod, _ctx):
         out = mod.clone()
         for gv, func in mod.functions_items():
@@ -178,3 +223,16 @@ def for_inference():
         return relax.transform.DeadCodeElimination()(out)
 
     return _pass
+
+
+def for_inference():
+    """The rewrites above that come before the layout conversion."""
+    return _rewriting("tvm_wheels.RewritesForInference",
+                      [_dropout_identity(), _sum_of_stack(), _broadcast_to_own_shape(), _batch_norm_into_conv(),
+                       *_matmul_rows_batched(), _reshape_of_reshape()])
+
+
+def rows_padded():
+    """_matmul_rows_padded, after the layout conversion: TVM's ConvertLayout dies on the pad and
+    slice it adds (measured on ViT-B/16: std::bad_alloc, then a double free)."""
+    return _rewriting("tvm_wheels.RowsPadded", _matmul_rows_padded())

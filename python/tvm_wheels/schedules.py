@@ -9,15 +9,23 @@
    fastest kept (measure.py);
 4. one schedule drawn, with a fixed seed, from MetaSchedule's CPU rules (tiling, parallel,
    vectorize, unroll) (`rules`).
+A function whose schedule from 3 or 4 still takes HEAVY_US or longer per run of the model here
+(its time by the number of places the model calls it) gets RULES_MEASURED more samples of the
+rules timed beside it, and the fastest of all is kept (`rules` where a sample won). A schedule
+from 2 to 4 with an access provably out of its buffer is turned down (_in_bounds).
 No op stays unscheduled unless no sample of the rules lowers (`unscheduled: ...`).
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import itertools
 import logging
+import math
+import os
+import sys
 import time
 
 from . import measure, records
@@ -26,8 +34,12 @@ from .target import for_compile
 log = logging.getLogger("tvm_wheels.schedules")
 
 RULES_SEED = 0
+SPARE_SEEDS = 3  # seeds tried past the samples wanted: every sample of a seed may be rejected
 SIMILAR_TRIED = 8  # records of the nearest shapes whose traces are tried on a function with none of its own
 SIMILAR_MEASURED = 4  # of those that apply, how many are built and timed at compile time (about 0.2 s each)
+HEAVY_US = 500  # per run of the model: a carried-over or rules schedule this slow gets RULES_MEASURED samples of the rules timed beside it
+RULES_MEASURED = 8  # (onnx's ShuffleNet v1: 14.8 ms with 4 samples where one function alone took HEAVY_US, 10.6 ms with 8 where its calls did)
+SIZABLE = 1e6  # FLOPs plus buffer elements, by calls, below which a function is not timed: it cannot take HEAVY_US
 SCHEDULED = "tirx.is_scheduled"
 
 
@@ -35,9 +47,9 @@ SCHEDULED = "tirx.is_scheduled"
 class Entry:
     function: str
     source: str  # "database:<path>", "anchor:<path>", "rules" or "unscheduled: <why>"
-    latency_us: float | None = None  # database, anchor: the record's latency; similar: measured at compile time
+    latency_us: float | None = None  # database, anchor: the record's latency; similar, rules: measured at compile time
     prepacked: bool = False  # its weights were re-laid out for the schedule at compile time
-    measured: int = 0  # similar: how many carried-over schedules were timed here to pick this one
+    measured: int = 0  # similar, rules: how many candidates were timed here to pick this one
 
 
 def _from_database(mod, target, databases):
@@ -75,7 +87,7 @@ def _from_anchor(mod, record, target):
     trace's steps for the anchor and its producers, the epilogue inlined into its output stage
     (MetaSchedule's ScheduleUsingAnchorTrace). None where that fails."""
     sch = _with_anchor_trace(mod, _anchor_layout_rewrites_only(record.trace, record.workload.mod), target)
-    return None if sch is None else sch.mod["main"]
+    return sch.mod["main"] if sch is not None and _in_bounds(sch.mod) else None
 
 
 def _with_anchor_trace(mod, trace, target):
@@ -156,11 +168,41 @@ def _from_similar(mod, record, target):
         return None
     sch = _with_anchor_trace(mod, trace, target)
     try:
-        if sch is not None and all(p.apply(sch) for p in _postprocs(mod, target)):
+        if sch is not None and all(p.apply(sch) for p in _postprocs(mod, target)) and _in_bounds(sch.mod):
             return sch.mod["main"]
     except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
         log.debug("similar trace: %s", str(e).strip().splitlines()[-1])
     return None
+
+
+def _in_bounds(mod) -> bool:
+    """Whether no access of the scheduled `mod` provably falls outside its buffer (TVM's
+    OOBChecker). A trace applied where the anchor's epilogue covers fewer rows than the anchor
+    (a dense layer padded to 200 rows, cut to 197 before its residual add) can move the epilogue
+    into the anchor's tiles without a bound: measured, writes past the output, a corrupted heap."""
+    from tvm.s_tir.analysis import OOBChecker
+
+    try:
+        with _stderr_silenced():  # its report prints the function, and the printer warns on stderr
+            OOBChecker()(mod)
+        return True
+    except (RuntimeError, ValueError) as e:  # TVM raises a ScheduleError (a RuntimeError)
+        log.debug("out of bounds: %s", str(e).strip().splitlines()[-1])
+        return False
+
+
+@contextlib.contextmanager
+def _stderr_silenced():
+    """File descriptor 2 to /dev/null for the duration: TVM's C++ logging writes there directly."""
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
 
 
 def _refitted(trace, extents):
@@ -197,23 +239,82 @@ def _postprocs(mod, target):
     return ctx.space_generator.postprocs
 
 
-def _from_rules(mod, target):
-    """One schedule from MetaSchedule's design space for `target`, postprocessed; None if no
-    seed in a few gives a valid one."""
+def _from_rules(mod, target, count=1, first_seed=RULES_SEED):
+    """Up to `count` distinct schedules from MetaSchedule's design space for `target`, each from
+    its own seed from first_seed on, postprocessed (the first sample of each seed that the
+    postprocessors accept)."""
+    import tvm_ffi
     from tvm.s_tir import meta_schedule as ms
 
-    for seed in range(RULES_SEED, RULES_SEED + 4):
+    found, seen = [], set()
+    for seed in range(first_seed, first_seed + count + SPARE_SEEDS):
         ctx = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply",
                              search_strategy="replay-trace", rand_state=seed, num_threads=1)
         for sch in ctx.generate_design_space():
             try:
-                if all(p.apply(sch) for p in ctx.space_generator.postprocs):
-                    return sch.mod["main"]
+                if not all(p.apply(sch) for p in ctx.space_generator.postprocs) or not _in_bounds(sch.mod):
+                    continue
             except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
                 # a sample the postprocessors cannot lower (measured: an index product past int32
                 # in ShuffleNet's channel shuffle) is as invalid as one they reject
                 log.debug("rules, seed %d: %s", seed, str(e).strip().splitlines()[-1])
-    return None
+                continue
+            key = tvm_ffi.structural_hash(sch.mod)  # a function with few decisions gives the same sample again
+            if key not in seen:
+                seen.add(key)
+                found.append(sch.mod["main"])
+            break
+        if len(found) == count:
+            break
+    return found
+
+
+def _sizable(mod, calls) -> bool:
+    """Whether `mod`, called `calls` times, has work enough to take HEAVY_US: FLOPs (none for a
+    copy) plus the elements it reads and writes."""
+    from tvm.s_tir.analysis import estimate_tir_flops
+
+    elements = sum(math.prod(int(d) for d in buf.shape) for buf in mod["main"].params)
+    return (estimate_tir_flops(mod) + elements) * calls >= SIZABLE
+
+
+def _calls(mod) -> collections.Counter:
+    """How many places of the module's Relax functions call each PrimFunc, by name."""
+    import tvm
+    from tvm import relax
+
+    counts = collections.Counter()
+
+    def visit(expr):
+        if isinstance(expr, relax.Call) and expr.args and isinstance(expr.args[0], tvm.ir.GlobalVar):
+            counts[expr.args[0].name_hint] += 1
+
+    for _, func in mod.functions_items():
+        if isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(func, visit)
+    return counts
+
+
+def _rules_if_heavy(mod, target, new, entry, calls):
+    """`new` (from `similar` or the first sample of the rules), or the fastest of it and
+    RULES_MEASURED more samples of the rules where its `calls` runs take HEAVY_US or longer here: a trace
+    carried over from other shapes can be slower than a random sample of the rules (measured:
+    ViT's attention scores, 197 x 64 x 197, from the records of a dense layer), and the first
+    sample of the rules can be slower than another (a random tiling)."""
+    if not measure.runs_here(target) or not _sizable(mod, calls):
+        return new, entry
+    us = entry.latency_us if entry.latency_us is not None else measure.latency_us(new, target)
+    if us * calls < HEAVY_US:
+        return new, dataclasses.replace(entry, latency_us=us, measured=max(entry.measured, 1))
+    # seeds past those the first sample may have come from
+    samples = _from_rules(mod, target, RULES_MEASURED, first_seed=RULES_SEED + 1 + SPARE_SEEDS)
+    if not samples:
+        return new, dataclasses.replace(entry, latency_us=us, measured=max(entry.measured, 1))
+    best, best_us = measure.fastest(samples, target, to_beat_us=us)
+    measured = max(entry.measured, 1) + len(samples)
+    if best_us is not None and best_us < us:
+        return best, Entry("", "rules", best_us, measured=measured)
+    return new, dataclasses.replace(entry, latency_us=us, measured=measured)
 
 
 def schedule(mod, target, databases=None, report: list | None = None):
@@ -224,7 +325,7 @@ def schedule(mod, target, databases=None, report: list | None = None):
     target = for_compile(target)
     databases = records.for_target(target) if databases is None else databases
     started, entries = time.monotonic(), []
-    out = {}
+    out, calls = {}, _calls(mod)
     for gv, func in mod.functions_items():
         if not isinstance(func, tvm.tirx.PrimFunc) or (func.attrs and func.attrs.get(SCHEDULED)):
             out[gv] = func
@@ -232,8 +333,10 @@ def schedule(mod, target, databases=None, report: list | None = None):
         work = _normalize_mod(func)  # the workload as MetaSchedule keys and schedules it
         new, entry = _from_database(work, target, databases)
         if new is None:
-            new = _from_rules(work, target)
+            new = next(iter(_from_rules(work, target)), None)
             entry = Entry("", "rules") if new is not None else Entry("", "unscheduled: no valid schedule")
+        if new is not None and entry.source.split(":")[0] in ("similar", "rules"):
+            new, entry = _rules_if_heavy(work, target, new, entry, max(calls[gv.name_hint], 1))
         if new is None:
             new = func
         else:
@@ -255,4 +358,4 @@ def _summarize(entries, seconds):
     timed = [e.measured for e in entries if e.measured]
     log.info("%d functions scheduled in %.1f s: %s%s", len(entries), seconds,
              ", ".join(f"{n} {s}" for s, n in sources.most_common()),
-             f"; {len(timed)} of the similar picked by timing {sum(timed)} candidates" if timed else "")
+             f"; {len(timed)} timed here ({sum(timed)} candidates)" if timed else "")

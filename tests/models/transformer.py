@@ -78,3 +78,21 @@ def build(seed: int = 0, seq: int = SEQ, gemm: bool = False) -> onnx.ModelProto:
 
 def sample_input(seed: int = 1, seq: int = SEQ) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((1, seq, HIDDEN)).astype(np.float32)
+
+
+def attention_scores(tokens: int = 197) -> onnx.ModelProto:
+    """One layer's attention scores, Q K^T over 12 heads at `tokens` tokens (ViT-B/16's 197 by
+    default), with Q = K = the input [1, HEADS, tokens, 64]: a batched matmul with no weight."""
+    head = HIDDEN // HEADS
+    nodes = [helper.make_node("Transpose", ["input"], ["k_t"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["input", "k_t"], ["scores"])]
+    graph = helper.make_graph(nodes, "attention_scores",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, HEADS, tokens, head])],
+                              [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, HEADS, tokens, tokens])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(model)
+    return model
+
+
+def attention_input(seed: int = 1, tokens: int = 197) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((1, HEADS, tokens, HIDDEN // HEADS)).astype(np.float32)

@@ -23,8 +23,8 @@ AVX512_DB = "llvm-x86-64-v4--prefer-256-bit"
 
 # Compiles d/model.onnx with tvm_wheels.compile, runs it on d/input.npy, saves d/out.npy and
 # prints the report (function -> source; the functions whose weights were laid out for their
-# schedule at compile time; for `similar` ones, how many candidates were timed and the kept one's
-# microseconds), where the shipped databases live, the target's id.
+# schedule at compile time; for those timed here, how many candidates were timed and the kept
+# one's microseconds), where the shipped databases live, the target's id.
 COMPILE = """
 import json, os, sys, numpy as np, onnx, tvm, tvm_wheels, tvm_wheels.target
 from tvm import relax
@@ -40,7 +40,7 @@ vm = relax.VirtualMachine(ex, tvm.cpu())
 np.save(os.path.join(d, "out.npy"), vm["main"](tvm.runtime.tensor(np.load(os.path.join(d, "input.npy")))).numpy())
 used = for_compile(target)
 print(json.dumps({"report": {e.function: e.source for e in report}, "shipped": str(records.SHIPPED),
-                  "timed": {e.function: [e.measured, e.latency_us] for e in report if e.source.startswith("similar")},
+                  "timed": {e.function: [e.measured, e.latency_us] for e in report if e.measured},
                   "prepacked": sorted(e.function for e in report if e.prepacked), "target_id": records.target_id(used)}))
 """
 
@@ -133,14 +133,48 @@ def test_a_convolution_of_untuned_shape_gets_the_nearest_records_trace_refitted(
 def test_where_several_carried_over_schedules_apply_the_fastest_is_kept(avx512_venv, tmp_path):
     """DenseNet-121's 3x3 convolution (128 to 32 channels at 56x56): the traces of several of the
     nearest records apply, and one of them runs ten times slower than another, so each is built
-    and timed at compile time (measure.py); the kept one's time is in the report."""
+    and timed at compile time (measure.py); the kept one's time is in the report. (The kept one
+    still takes over schedules.HEAVY_US, so samples of the rules were timed beside them too.)"""
     model = resnet50.conv_relu(seed=0, cin=128, cout=32, k=3, stride=1, size=56)
     x = np.random.default_rng(1).standard_normal((1, 128, 56, 56)).astype(np.float32)
     result, got = _compile_and_run(avx512_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
     _assert_close(got, _reference(model, x), "cpu-avx512 densenet conv")
     ((conv, (measured, us)),) = [(f, t) for f, t in result["timed"].items() if "conv2d" in f]
     assert result["report"][conv] == f"similar:{result['shipped']}/{AVX512_DB}"
-    assert 2 <= measured <= 4 and 0 < us < 1e6, (measured, us)
+    assert measured >= 2 and 0 < us < 1e6, (measured, us)
+
+
+@pytest.mark.avx512_host
+def test_dense_layers_at_a_prime_token_count_are_computed_on_padded_rows(cpu_venv, tmp_path):
+    """The BERT block at 197 tokens, ViT-B/16's count: a prime, so no record's tiling of the rows
+    fits. Each dense layer is computed on 200 rows, zeros added before it and cut after its bias
+    (rewrites.py), with a record's schedule carried over. Where the cut rows meet a residual add,
+    some of those schedules write past the output (measured: a corrupted heap); they are turned
+    down (schedules._in_bounds), and the block matches onnxruntime."""
+    model, x = transformer.build(seed=0, seq=197), transformer.sample_input(seed=1, seq=197)
+    result, got = _compile_and_run(cpu_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
+    _assert_close(got, _reference(model, x), "cpu bert_block at 197 tokens")
+    dense = {f: s.split(":")[0] for f, s in result["report"].items() if "matmul" in f and "strided_slice" in f}
+    assert len(dense) >= 4 and set(dense.values()) == {"similar"}, result["report"]
+
+
+@pytest.mark.parametrize("tokens", [197, 16])
+def test_a_heavy_function_gets_samples_of_the_rules_timed(cpu_venv, tmp_path, tokens):
+    """ViT-B/16's attention scores (Q K^T, 12 heads, 197 tokens) is an operator no record has: the
+    first sample of the rules takes over schedules.HEAVY_US, so more samples are timed here and the
+    fastest kept (in ViT-B/16, where a dense layer's record was carried over to it: 19 ms; the
+    fastest sample: 1.5 ms). At 16 tokens the same function (there a record's trace applies) is
+    too small to be worth timing."""
+    model, x = transformer.attention_scores(tokens), transformer.attention_input(seed=1, tokens=tokens)
+    result, got = _compile_and_run(cpu_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
+    _assert_close(got, _reference(model, x), f"cpu attention scores at {tokens} tokens")
+    ((scores, source),) = [(f, s) for f, s in result["report"].items() if "matmul" in f]
+    if tokens == 16:
+        assert scores not in result["timed"], (result["report"], result["timed"])
+    else:
+        assert source == "rules", result["report"]
+        measured, us = result["timed"][scores]
+        assert measured >= 3 and 0 < us < 1e6, (measured, us)  # the first sample and at least two more
 
 
 def test_candidates_are_timed_only_where_their_code_runs_here(cpu_venv):
@@ -166,7 +200,9 @@ def test_candidates_are_timed_only_where_their_code_runs_here(cpu_venv):
 def test_a_model_nobody_tuned_gets_schedules_carried_over_and_matches(avx512_venv, tmp_path):
     """MobileNet v2 at 160x160: the database has it at 224, so every convolution, depthwise and
     pointwise, is a shape no record has; each is scheduled from the nearest record of its own
-    operator (`similar`), none by the rules."""
+    operator (`similar`), except where that schedule took over schedules.HEAVY_US and a sample of
+    the rules timed beside it ran faster (`rules`, with the candidates timed): no convolution
+    gets an untimed sample of the rules."""
     import collections
 
     model, x = mobilenet_v2.build(seed=0, size=160), mobilenet_v2.sample_input(seed=1, size=160)
@@ -176,7 +212,9 @@ def test_a_model_nobody_tuned_gets_schedules_carried_over_and_matches(avx512_ven
     print(f"mobilenet_v2 at 160: {dict(sources)}")
     # (its classifier, 1280 -> 1000 whatever the resolution, is the tuned one)
     convs = {f: s.split(":")[0] for f, s in result["report"].items() if "conv2d" in f}
-    assert len(convs) >= 30 and set(convs.values()) == {"similar"}, result["report"]
+    assert len(convs) >= 30 and set(convs.values()) <= {"similar", "rules"}, result["report"]
+    assert sum(s == "similar" for s in convs.values()) >= 20, convs
+    assert all(result["timed"].get(f, [0])[0] >= 2 for f, s in convs.items() if s == "rules"), result["timed"]
 
 
 @pytest.mark.avx512_host
