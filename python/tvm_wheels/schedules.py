@@ -87,7 +87,7 @@ def _from_anchor(mod, record, target):
     trace's steps for the anchor and its producers, the epilogue inlined into its output stage
     (MetaSchedule's ScheduleUsingAnchorTrace). None where that fails."""
     sch = _with_anchor_trace(mod, _anchor_layout_rewrites_only(record.trace, record.workload.mod), target)
-    return sch.mod["main"] if sch is not None and _in_bounds(sch.mod) else None
+    return sch.mod["main"] if sch is not None and _in_bounds(sch.mod, mod) else None
 
 
 def _with_anchor_trace(mod, trace, target):
@@ -168,18 +168,25 @@ def _from_similar(mod, record, target):
         return None
     sch = _with_anchor_trace(mod, trace, target)
     try:
-        if sch is not None and all(p.apply(sch) for p in _postprocs(mod, target)) and _in_bounds(sch.mod):
+        if sch is not None and all(p.apply(sch) for p in _postprocs(mod, target)) and _in_bounds(sch.mod, mod):
             return sch.mod["main"]
     except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
         log.debug("similar trace: %s", str(e).strip().splitlines()[-1])
     return None
 
 
-def _in_bounds(mod) -> bool:
-    """Whether no access of the scheduled `mod` provably falls outside its buffer (TVM's
-    OOBChecker). A trace applied where the anchor's epilogue covers fewer rows than the anchor
-    (a dense layer padded to 200 rows, cut to 197 before its residual add) can move the epilogue
-    into the anchor's tiles without a bound: measured, writes past the output, a corrupted heap."""
+def _in_bounds(scheduled, original) -> bool:
+    """Whether no access of `scheduled` provably falls outside its buffer (TVM's OOBChecker), or
+    else the checker finds the same in `original`, the function before scheduling: its bounds of
+    an index are loose (ShuffleNet v2's channel shuffles, div and mod of fused loops), so what it
+    reports there says nothing of the schedule. A trace applied where the anchor's epilogue covers
+    fewer rows than the anchor (a dense layer padded to 200 rows, cut to 197 before its residual
+    add) can move the epilogue into the anchor's tiles without a bound: measured, writes past the
+    output, a corrupted heap."""
+    return _proved_in_bounds(scheduled) or not _proved_in_bounds(original)
+
+
+def _proved_in_bounds(mod) -> bool:
     from tvm.s_tir.analysis import OOBChecker
 
     try:
@@ -252,7 +259,7 @@ def _from_rules(mod, target, count=1, first_seed=RULES_SEED):
                              search_strategy="replay-trace", rand_state=seed, num_threads=1)
         for sch in ctx.generate_design_space():
             try:
-                if not all(p.apply(sch) for p in ctx.space_generator.postprocs) or not _in_bounds(sch.mod):
+                if not all(p.apply(sch) for p in ctx.space_generator.postprocs) or not _in_bounds(sch.mod, mod):
                     continue
             except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
                 # a sample the postprocessors cannot lower (measured: an index product past int32
