@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 
-from . import host
+from . import fast_math, host
 
 log = logging.getLogger("tvm_wheels.measure")
 
@@ -48,7 +48,8 @@ def latency_us(func, target, give_up_us: float = math.inf) -> float:
     import tvm
 
     try:
-        lib = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), target=target).jit()
+        mod = fast_math.fast_math()(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}))  # as compile runs it
+        lib = tvm.compile(mod, target=target).jit()
         rng = np.random.default_rng(0)
         args = []
         for buf in func.params:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from . import rewrites, schedules
+from . import fast_math, rewrites, schedules
 from .target import for_compile
 
 log = logging.getLogger("tvm_wheels.pipeline")
@@ -180,7 +180,7 @@ def relax_pipeline(target, databases=None, report: list | None = None):
         return mod
 
     passes = (front_passes(target)
-              + [_schedule, relax.transform.SplitLayoutRewritePreproc(), fold_weight_prepack(target),
+              + [_schedule, fast_math.fast_math(), relax.transform.SplitLayoutRewritePreproc(), fold_weight_prepack(target),
                  relax.transform.CanonicalizeBindings(), relax.transform.DeadCodeElimination(), _note_prepacked]
               + cpu.dataflow_lower_passes(target) + cpu.finalize_passes(target))
 

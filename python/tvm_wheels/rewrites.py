@@ -132,6 +132,20 @@ def _reshape_of_reshape():
     return outer, rewrite
 
 
+def _with_column_bias(y, bias, columns):
+    """y (a rewritten matmul) + bias as a vector of its `columns` output columns, or y where
+    there is no bias (bias None); None where `bias` is not one of the output columns (shape
+    [1, ..., 1, columns] or [1, ..., 1, 1]): the rewrite then leaves the matched call as it is."""
+    from tvm import relax
+
+    if bias is None:
+        return y
+    b = _static_shape(bias)
+    if b is None or b[:-1] != [1] * (len(b) - 1) or b[-1] not in (1, columns):
+        return None
+    return relax.op.add(y, relax.op.reshape(bias, [b[-1]]))
+
+
 def _matmul_rows_batched():
     import math
 
@@ -153,12 +167,8 @@ def _matmul_rows_batched():
         if rows == 1 or (len(xs) == 3 and xs[0] == 1):
             return orig  # a classifier's [1, K] x [K, N] (ResNet-50's record), or already [1, rows, K]
         y = relax.op.matmul(relax.op.reshape(m[x], [1, rows, xs[-1]]), m[w], out_dtype=m[mm].attrs.out_dtype)
-        if orig.op.name == "relax.add":
-            b = _static_shape(m[bias])
-            if b is None or b[:-1] != [1] * (len(b) - 1) or b[-1] not in (1, ws[1]):
-                return orig  # not a bias of the output columns
-            y = relax.op.add(y, relax.op.reshape(m[bias], [b[-1]]))
-        return relax.op.reshape(y, out)
+        y = _with_column_bias(y, m[bias] if orig.op.name == "relax.add" else None, ws[1])
+        return orig if y is None else relax.op.reshape(y, out)
 
     return [(with_bias, rewrite), (mm, rewrite)]
 
@@ -195,11 +205,9 @@ def _matmul_rows_padded():
         n = 3 if flat else len(xs)
         y = relax.op.matmul(relax.op.nn.pad(data, [0, 0] * (n - 2) + [0, extra, 0, 0]), m[w],
                             out_dtype=m[mm].attrs.out_dtype)
-        if orig.op.name == "relax.add":
-            b = _static_shape(m[bias])
-            if b is None or b[:-1] != [1] * (len(b) - 1) or b[-1] not in (1, ws[1]):
-                return orig  # not a bias of the output columns
-            y = relax.op.add(y, relax.op.reshape(m[bias], [b[-1]]))
+        y = _with_column_bias(y, m[bias] if orig.op.name == "relax.add" else None, ws[1])
+        if y is None:
+            return orig
         y = relax.op.strided_slice(y, axes=[n - 2], begin=[0], end=[rows])
         return relax.op.reshape(y, out) if flat else y
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import functools
 import itertools
 import logging
 import math
@@ -183,7 +184,14 @@ def _in_bounds(scheduled, original) -> bool:
     fewer rows than the anchor (a dense layer padded to 200 rows, cut to 197 before its residual
     add) can move the epilogue into the anchor's tiles without a bound: measured, writes past the
     output, a corrupted heap."""
-    return _proved_in_bounds(scheduled) or not _proved_in_bounds(original)
+    return _proved_in_bounds(scheduled) or _flagged_unscheduled(original)
+
+
+@functools.lru_cache(maxsize=1)  # keyed by the object: the function whose candidates are being checked
+def _flagged_unscheduled(original) -> bool:
+    """Whether the checker flags the function before scheduling (ShuffleNet's shuffles: then every
+    rejected sample of the rules would check it again, report included)."""
+    return not _proved_in_bounds(original)
 
 
 def _proved_in_bounds(mod) -> bool:
@@ -311,13 +319,9 @@ def _rules_if_heavy(mod, target, new, entry, calls):
     if not measure.runs_here(target) or not _sizable(mod, calls):
         return new, entry
     us = entry.latency_us if entry.latency_us is not None else measure.latency_us(new, target)
-    if us * calls < HEAVY_US:
-        return new, dataclasses.replace(entry, latency_us=us, measured=max(entry.measured, 1))
     # seeds past those the first sample may have come from
-    samples = _from_rules(mod, target, RULES_MEASURED, first_seed=RULES_SEED + 1 + SPARE_SEEDS)
-    if not samples:
-        return new, dataclasses.replace(entry, latency_us=us, measured=max(entry.measured, 1))
-    best, best_us = measure.fastest(samples, target, to_beat_us=us)
+    samples = _from_rules(mod, target, RULES_MEASURED, RULES_SEED + 1 + SPARE_SEEDS) if us * calls >= HEAVY_US else []
+    best, best_us = measure.fastest(samples, target, to_beat_us=us) if samples else (None, None)
     measured = max(entry.measured, 1) + len(samples)
     if best_us is not None and best_us < us:
         return best, Entry("", "rules", best_us, measured=measured)
