@@ -88,7 +88,7 @@ def _from_anchor(mod, record, target):
     trace's steps for the anchor and its producers, the epilogue inlined into its output stage
     (MetaSchedule's ScheduleUsingAnchorTrace). None where that fails."""
     sch = _with_anchor_trace(mod, _anchor_layout_rewrites_only(record.trace, record.workload.mod), target)
-    return sch.mod["main"] if sch is not None and _in_bounds(sch.mod, mod) else None
+    return sch.mod["main"] if sch is not None and _in_bounds(sch.mod, mod, record) else None
 
 
 def _with_anchor_trace(mod, trace, target):
@@ -169,22 +169,25 @@ def _from_similar(mod, record, target):
         return None
     sch = _with_anchor_trace(mod, trace, target)
     try:
-        if sch is not None and all(p.apply(sch) for p in _postprocs(mod, target)) and _in_bounds(sch.mod, mod):
+        if sch is not None and all(p.apply(sch) for p in _postprocs(mod, target)) and _in_bounds(sch.mod, mod, record):
             return sch.mod["main"]
     except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
         log.debug("similar trace: %s", str(e).strip().splitlines()[-1])
     return None
 
 
-def _in_bounds(scheduled, original) -> bool:
+def _in_bounds(scheduled, original, record=None) -> bool:
     """Whether no access of `scheduled` provably falls outside its buffer (TVM's OOBChecker), or
-    else the checker finds the same in `original`, the function before scheduling: its bounds of
-    an index are loose (ShuffleNet v2's channel shuffles, div and mod of fused loops), so what it
-    reports there says nothing of the schedule. A trace applied where the anchor's epilogue covers
-    fewer rows than the anchor (a dense layer padded to 200 rows, cut to 197 before its residual
-    add) can move the epilogue into the anchor's tiles without a bound: measured, writes past the
-    output, a corrupted heap."""
-    return _proved_in_bounds(scheduled) or _flagged_unscheduled(original)
+    else the checker flags `original`, the function before scheduling, or the schedule of the
+    `record` whose trace made `scheduled` (as tuned: it ran): its bounds of an index are loose
+    (ShuffleNet v2's channel shuffles, div and mod of fused loops; a stride-2 depthwise
+    convolution's padding inlined, a read of row -1 where the pad's condition is false), so
+    what it reports there says nothing of the schedule. A trace applied where the anchor's
+    epilogue covers fewer rows than the anchor (a dense layer padded to 200 rows, cut to 197
+    before its residual add) can move the epilogue into the anchor's tiles without a bound:
+    measured, writes past the output, a corrupted heap."""
+    return (_proved_in_bounds(scheduled) or _flagged_unscheduled(original)
+            or (record is not None and _flagged_as_tuned(record)))
 
 
 @functools.lru_cache(maxsize=1)  # keyed by the object: the function whose candidates are being checked
@@ -192,6 +195,15 @@ def _flagged_unscheduled(original) -> bool:
     """Whether the checker flags the function before scheduling (ShuffleNet's shuffles: then every
     rejected sample of the rules would check it again, report included)."""
     return not _proved_in_bounds(original)
+
+
+@functools.lru_cache(maxsize=64)
+def _flagged_as_tuned(record) -> bool:
+    from tvm.s_tir import Schedule
+
+    sch = Schedule(record.workload.mod)
+    record.trace.apply_to_schedule(sch, remove_postproc=False)
+    return not _proved_in_bounds(sch.mod)
 
 
 def _proved_in_bounds(mod) -> bool:

@@ -78,8 +78,11 @@ def test_compiles_models_from_the_shipped_database(request, tmp_path, wheel, nam
     convolutions; folded into the weights (rewrites.py), it finds the same records.
     bert_block_gemm: the BERT block with its dense layers as GPT-2's export writes them (2-D
     Gemm between reshapes), rewritten to the tuned [1, seq, K] matmuls with their epilogues.
-    mobilenet_v2: depthwise convolutions, tuned since they are an operator of their own. The
-    cpu wheel on this AVX-512 CPU targets x86-64-v4 and finds cpu-avx512's records, shipped in it too."""
+    mobilenet_v2: depthwise convolutions, tuned since they are an operator of their own; its ReLU6
+    (ONNX Clip) fuses into the convolution before it (rewrites._clip_as_ops: TVM's importer made
+    it functions of its own, between transposes, when the database was tuned), so those
+    convolutions find the records of their anchor blocks. The cpu wheel on this AVX-512 CPU
+    targets x86-64-v4 and finds cpu-avx512's records, shipped in it too."""
     venv = request.getfixturevalue({"cpu-avx512": "avx512_venv", "cpu": "cpu_venv"}[wheel])
     module = {"resnet50": resnet50, "resnet50_batch_norm": resnet50, "bert_block": transformer,
               "bert_block_gemm": transformer, "mobilenet_v2": mobilenet_v2}[name]
@@ -93,7 +96,10 @@ def test_compiles_models_from_the_shipped_database(request, tmp_path, wheel, nam
     report = result["report"]
     assert not [f for f, s in report.items() if s.startswith("unscheduled")], report
     heavy = _heavy(report)
-    assert heavy and all(s == shipped for s in heavy.values()), heavy
+    shipped_sources = {shipped, f"anchor:{result['shipped']}/{AVX512_DB}"} if name == "mobilenet_v2" else {shipped}
+    assert heavy and all(s in shipped_sources for s in heavy.values()), heavy
+    if name == "mobilenet_v2":
+        assert not [f for f in report if "maximum" in f and "conv2d" not in f], sorted(report)
     # the tuned schedules read the constant weights in their own order, reordered once at compile
     # time: every convolution, and the BERT block's projections (its attention matmuls have no weight)
     prepacked = set(result["prepacked"])
