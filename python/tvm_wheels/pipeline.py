@@ -16,7 +16,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from . import fast_math, rewrites, schedules
+from . import rewrites, schedules
+from .fast_math import fast_math as fast_math_pass
 from .target import for_compile
 
 log = logging.getLogger("tvm_wheels.pipeline")
@@ -156,10 +157,11 @@ def fold_weight_prepack(target):
     return _pass
 
 
-def relax_pipeline(target, databases=None, report: list | None = None):
+def relax_pipeline(target, databases=None, report: list | None = None, fast_math: bool = True):
     """TVM's CPU pipeline (relax/backend/cpu_generic) with `schedule` after fusion (the stage of
     front_passes), then the weight reorderings that schedules chose split out and folded
-    into the constants, so they cost nothing per call."""
+    into the constants, so they cost nothing per call. fast_math: exp, sigmoid, tanh, erf and
+    powers as in fast_math.py; False: as TVM lowers them (the C library's, per element)."""
     import tvm
     from tvm import relax
     from tvm.relax.backend.cpu_generic import pipeline as cpu
@@ -180,7 +182,8 @@ def relax_pipeline(target, databases=None, report: list | None = None):
         return mod
 
     passes = (front_passes(target)
-              + [_schedule, fast_math.fast_math(), relax.transform.SplitLayoutRewritePreproc(), fold_weight_prepack(target),
+              + [_schedule] + ([fast_math_pass()] if fast_math else [])
+              + [relax.transform.SplitLayoutRewritePreproc(), fold_weight_prepack(target),
                  relax.transform.CanonicalizeBindings(), relax.transform.DeadCodeElimination(), _note_prepacked]
               + cpu.dataflow_lower_passes(target) + cpu.finalize_passes(target))
 
@@ -192,9 +195,11 @@ def relax_pipeline(target, databases=None, report: list | None = None):
     return _pipeline
 
 
-def compile(mod, target=None, *, databases=None, report: list | None = None, **kwargs):  # noqa: A001
+def compile(mod, target=None, *, databases=None, report: list | None = None, fast_math: bool = True,  # noqa: A001
+            **kwargs):
     """tvm.compile with this project's pipeline. target: the variant's default (tvm_wheels.target.host())."""
     import tvm
 
     target = for_compile(target)
-    return tvm.compile(mod, target=target, relax_pipeline=relax_pipeline(target, databases, report), **kwargs)
+    return tvm.compile(mod, target=target, relax_pipeline=relax_pipeline(target, databases, report, fast_math),
+                       **kwargs)
