@@ -4,18 +4,19 @@ on the scheduled PrimFuncs (pipeline.relax_pipeline) and on the candidates timed
 TVM lowers `exp` on LLVM targets to LLVM's exp intrinsic, which x86 code generation turns into
 one call of the C library's expf per element, also inside a vectorized loop; `sigmoid` and
 `tanh` lower to expressions of it, `erf` (BERT's GELU) to erff, `pow` to powf. Measured on this
-project's 2-core AVX-512 machine: EfficientNet-B0's 1x1 expansion conv with its SiLU epilogue (112x112x96) took 2.1 ms, of which
-the conv's record says 0.38 ms; a loop of 2^20 sigmoid + exp + tanh took 10.6 ms with the C
-library, 1.0 ms as below. onnxruntime computes them with vectorized polynomials too.
+project's 2-core AVX-512 machine: EfficientNet-B0's 1x1 expansion conv with its SiLU epilogue
+(112x112x96) took 2.1 ms, of which the conv's record says 0.38 ms; a loop of 2^20 sigmoid + exp
++ tanh took 10.6 ms with the C library, 1.0 ms as below. onnxruntime computes them with
+vectorized polynomials too.
 
 exp(x) = 2^n * p(r), n = round(x / ln 2), r = x - n ln 2 (ln 2 in two parts, so r is exact),
 p the Cephes expf polynomial; the error is within 1e-7 relative, as the C library's is to a few
 ulp. Past ln(FLT_MAX) the product overflows to inf, as the C library's does; below -87
 (exp = 1.6e-38, near the smallest normal float32) it is 0, where the C library goes on in
-subnormals. tanh near 0, where (e^2x - 1)
-cancels, is its Taylor polynomial. erf is TVM's own fast_erf (the rational approximation of
-topi.fast_erf, which TVM registers as the lowering of erf for its GPU backends). x ** n for a
-small whole constant n is a product. NaN stays NaN. Other dtypes are left to TVM.
+subnormals. tanh near 0, where (e^2x - 1) cancels, is its Taylor polynomial. erf is TVM's own
+fast_erf (the rational approximation of topi.fast_erf, which TVM registers as the lowering of
+erf for its GPU backends). x ** n for a small whole constant n is a product. NaN stays NaN.
+Other dtypes are left to TVM.
 """
 
 from __future__ import annotations

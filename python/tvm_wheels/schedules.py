@@ -56,15 +56,11 @@ class Entry:
 def _from_database(mod, target, databases):
     """(scheduled PrimFunc, Entry) from the first database with a record of this workload for this
     target; else from the first with a record of its anchor block (_from_anchor)."""
-    from tvm.s_tir import Schedule
-
     for db in databases:
         record = db.best(mod, target)
         if record is None:
             continue
-        sch = Schedule(record.workload.mod)
-        record.trace.apply_to_schedule(sch, remove_postproc=False)
-        return sch.mod["main"], Entry("", f"database:{db.path}", float(record.run_secs[0]) * 1e6)
+        return _as_tuned(record)["main"], Entry("", f"database:{db.path}", float(record.run_secs[0]) * 1e6)
     for db in databases:
         record = db.best_by_anchor(mod, target)
         new = None if record is None else _from_anchor(mod, record, target)
@@ -80,6 +76,15 @@ def _from_database(mod, target, databases):
             new, us = measure.fastest(found, target)
             return new, Entry("", f"similar:{db.path}", us, measured=len(found) if us is not None else 0)
     return None, None
+
+
+def _as_tuned(record):
+    """The record's workload with its whole trace applied: the schedule that was measured in tuning."""
+    from tvm.s_tir import Schedule
+
+    sch = Schedule(record.workload.mod)
+    record.trace.apply_to_schedule(sch, remove_postproc=False)
+    return sch.mod
 
 
 def _from_anchor(mod, record, target):
@@ -197,13 +202,9 @@ def _flagged_unscheduled(original) -> bool:
     return not _proved_in_bounds(original)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=64)  # keyed by the object: a record carried over to several functions
 def _flagged_as_tuned(record) -> bool:
-    from tvm.s_tir import Schedule
-
-    sch = Schedule(record.workload.mod)
-    record.trace.apply_to_schedule(sch, remove_postproc=False)
-    return not _proved_in_bounds(sch.mod)
+    return not _proved_in_bounds(_as_tuned(record))
 
 
 def _proved_in_bounds(mod) -> bool:

@@ -154,9 +154,10 @@ def test_where_several_carried_over_schedules_apply_the_fastest_is_kept(avx512_v
 def test_dense_layers_at_a_prime_token_count_are_computed_on_padded_rows(cpu_venv, tmp_path):
     """The BERT block at 197 tokens, ViT-B/16's count: a prime, so no record's tiling of the rows
     fits. Each dense layer is computed on 200 rows, zeros added before it and cut after its bias
-    (rewrites.py), with a record's schedule carried over or a faster sample of the rules. Where the cut rows meet a residual add,
-    some of those schedules write past the output (measured: a corrupted heap); they are turned
-    down (schedules._in_bounds), and the block matches onnxruntime."""
+    (rewrites.py), with a record's schedule carried over or a faster sample of the rules. Where
+    the cut rows meet a residual add, some of those schedules write past the output (measured: a
+    corrupted heap); they are turned down (schedules._in_bounds), and the block matches
+    onnxruntime."""
     model, x = transformer.build(seed=0, seq=197), transformer.sample_input(seed=1, seq=197)
     result, got = _compile_and_run(cpu_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
     _assert_close(got, _reference(model, x), "cpu bert_block at 197 tokens")
