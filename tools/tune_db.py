@@ -71,6 +71,9 @@ def main() -> int:
     parser.add_argument("--mcpu", default=None,
                         help="tune for this LLVM mcpu instead of the default target's (another x86-64 level "
                              "of the cpu wheel, e.g. x86-64-v3, which a v4 CPU also runs), same mattr")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help="which of WORKLOADS to tune, comma-separated (a level's first database: "
+                             "resnet50,bert_block, as the x86-64-v3 and v2 ones were)")
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "tvm-wheels" / "tune-db",
                         help="the full search history, kept to resume")
     args = parser.parse_args()
@@ -90,7 +93,11 @@ def main() -> int:
         budget_path.write_text(json.dumps(budget, indent=1, sort_keys=True) + "\n")
         print(f"merged {args.merge / tid} into {args.out / tid}")
         return 0
-    mods = {name: pipeline.from_onnx_model(m.build(seed=0)) for name, m in WORKLOADS.items()}
+    unknown = set(args.workloads.split(",")) - set(WORKLOADS)
+    if unknown or "resnet50" not in args.workloads.split(","):  # every round measures ResNet-50
+        parser.error(f"--workloads: from {', '.join(WORKLOADS)}, resnet50 among them (got {args.workloads})")
+    workloads = {name: WORKLOADS[name] for name in args.workloads.split(",")}
+    mods = {name: pipeline.from_onnx_model(m.build(seed=0)) for name, m in workloads.items()}
     task_counts = {name: len(tuning.tasks(mod, target)) for name, mod in mods.items()}  # once, not per round
     logs = Path(tempfile.mkdtemp(prefix="tune-db-logs-"))
     # the shipped records, read before this run rewrites them: done for rounds within their budget
@@ -126,7 +133,7 @@ def main() -> int:
             "resnet50_ms": round(ms, 2)}],
             key=lambda r: r["trials_per_task"])
         budget.update({
-            "target": json.loads(str(target)), "target_id": tid, "workloads": sorted(WORKLOADS),
+            "target": json.loads(str(target)), "target_id": tid, "workloads": sorted(workloads),
             "tasks": task_counts,
             "trials_per_task": budget["rounds"][-1]["trials_per_task"], "tvm": tvm.__version__, "variant": buildinfo.load()["variant"],
             "host": {"machine": platform.machine(), "cores": host.physical_cores(), "cpu": host.cpu_name(),

@@ -23,8 +23,8 @@ set(TVM_WHEEL_HOST_TARGET "x86-64-level")
 set(TVM_WHEEL_HOST_MATTR "-prefer-256-bit")
 # Tuning databases shipped for the default targets: tuning/<id>/, made by tools/tune_db.py
 # (--mcpu for a level other than the tuning machine's); <id> is tvm_wheels.tuning.target_id of
-# a host target. x86-64-v2 CPUs get MetaSchedule's rules until a v2 database is tuned.
-set(TVM_WHEEL_TUNING_DB "llvm-x86-64-v4--prefer-256-bit;llvm-x86-64-v3--prefer-256-bit")
+# a host target; one per level (v2 and v3 tuned here for their targets: their code runs on v4).
+set(TVM_WHEEL_TUNING_DB "llvm-x86-64-v4--prefer-256-bit;llvm-x86-64-v3--prefer-256-bit;llvm-x86-64-v2--prefer-256-bit")
 set(TVM_WHEEL_VARIANT_PROPERTIES "")      # PEP 825 properties (namespace :: feature :: value)
 set(TVM_WHEEL_DEPENDENCIES "")            # run-time needs beyond every variant's (pyproject.toml)
 # Shared libraries the wheel needs but must not bundle (auditwheel repair --exclude):

@@ -37,8 +37,9 @@ def test_each_preset_database_is_the_one_of_a_default_target_and_exists():
             assert budget["rounds"] and (db / "database_tuning_record.json").stat().st_size > 0
 
 
-def test_the_cpu_wheel_ships_a_database_for_x86_64_v3_and_v4():
-    assert variants.load("cpu").tuning_db == ("llvm-x86-64-v4--prefer-256-bit", "llvm-x86-64-v3--prefer-256-bit")
+def test_the_cpu_wheel_ships_a_database_for_each_x86_64_level():
+    assert variants.load("cpu").tuning_db == ("llvm-x86-64-v4--prefer-256-bit", "llvm-x86-64-v3--prefer-256-bit",
+                                              "llvm-x86-64-v2--prefer-256-bit")
     assert variants.load("cpu-avx512").tuning_db == ("llvm-x86-64-v4--prefer-256-bit",)
 
 

@@ -247,13 +247,27 @@ def test_shipped_records_are_not_applied_to_another_target(avx512_venv, tmp_path
 
 
 def test_a_target_without_a_database_is_scheduled_by_rules(cpu_venv, tmp_path):
-    # x86-64-v2: a level the cpu wheel ships no database for
+    # x86-64 (v1, no SSE4.2): a level the cpu wheel ships no database for
+    model, x = transformer.build(seed=0), transformer.sample_input(seed=1)
+    result, got = _compile_and_run(cpu_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db",
+                                   target={"kind": "llvm", "mcpu": "x86-64", "mattr": ["-prefer-256-bit"]})
+    _assert_close(got, _reference(model, x), "cpu bert_block for x86-64")
+    assert result["target_id"] == "llvm-x86-64--prefer-256-bit"
+    assert set(result["report"].values()) == {"rules"}, result["report"]
+
+
+def test_x86_64_v2_gets_its_own_database(cpu_venv, tmp_path):
+    """A CPU of level x86-64-v2 (SSE4.2, no AVX) gets the v2 database the cpu wheel ships, tuned
+    here for that target: the BERT block's matmuls come from it, and the code (SSE only) matches
+    onnxruntime."""
+    v2 = "llvm-x86-64-v2--prefer-256-bit"
     model, x = transformer.build(seed=0), transformer.sample_input(seed=1)
     result, got = _compile_and_run(cpu_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db",
                                    target={"kind": "llvm", "mcpu": "x86-64-v2", "mattr": ["-prefer-256-bit"]})
     _assert_close(got, _reference(model, x), "cpu bert_block for x86-64-v2")
-    assert result["target_id"] == "llvm-x86-64-v2--prefer-256-bit"
-    assert set(result["report"].values()) == {"rules"}, result["report"]
+    assert result["target_id"] == v2
+    heavy = _heavy(result["report"])
+    assert heavy and set(heavy.values()) == {f"database:{result['shipped']}/{v2}"}, result["report"]
 
 
 def _resnet50_head(seed=0):
