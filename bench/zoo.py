@@ -13,7 +13,10 @@ compile time, where the schedules came from, `timed`: how many functions were ti
 time (`similar` candidates, samples of the rules for the heavy ones) and how many candidates
 that took) and zoo.png.
 
-    python bench/zoo.py [--variants cpu-avx512,cpu] [--repeat 10] [--torch-zoo DIR]
+    python bench/zoo.py [--variants cpu-avx512,cpu] [--repeat 10] [--torch-zoo DIR] [--add]
+
+--add keeps the other wheels' rows of the zoo.json there (each row has the date it was measured,
+and its own onnxruntime time from the same run), so that the wheels can be measured one at a time.
 """
 
 from __future__ import annotations
@@ -150,10 +153,14 @@ def main() -> int:
     parser.add_argument("--variants", default="cpu-avx512")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--torch-zoo", type=Path, default=None, help="bench/export_zoo.py's output directory")
+    parser.add_argument("--add", action="store_true", help="keep the rows of the other wheels in zoo.json")
     args = parser.parse_args()
-    rows = []
+    rows, date = [], time.strftime("%Y-%m-%d %H:%M")
+    if args.add and (RESULTS / "zoo.json").is_file():
+        old = json.loads((RESULTS / "zoo.json").read_text())
+        rows = [{"date": old["date"], **r} for r in old["rows"] if r["wheel"] not in args.variants.split(",")]
     out = {"host": {"machine": platform.machine(), "cores": os.cpu_count(), "processor": platform.processor()},
-           "date": time.strftime("%Y-%m-%d %H:%M"), "repeat": args.repeat, "rows": rows}
+           "date": date, "repeat": args.repeat, "rows": rows}
     RESULTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="zoo-") as tmp:
         tmp = Path(tmp)
@@ -161,7 +168,8 @@ def main() -> int:
         for variant in args.variants.split(","):
             venv = make_venv(tmp / f"venv-{variant}", variant, str(wheelhouse.build(variant)), *MODEL_DEPS)
             for name, path, input_name, x in zoo:
-                rows.append({"model": name, "wheel": variant, **_measure(venv, tmp, path, input_name, x, args.repeat)})
+                rows.append({"model": name, "wheel": variant, "date": date,
+                             **_measure(venv, tmp, path, input_name, x, args.repeat)})
                 r = rows[-1]
                 print(f"{variant} {name}: " + (f"FAILED: {r['error']}" if "error" in r else
                       f"{r['median_ms']:.1f} ms, onnxruntime {r['onnxruntime_ms']:.1f} ms ({r['vs_onnxruntime']:.2f}x), "

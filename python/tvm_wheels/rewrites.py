@@ -23,13 +23,15 @@ fits (measured: GPT-2's dense layers carried over from the 1x1000x2048 classifie
 onnxruntime).
 And ONNX's Clip as relax ops (_clip_as_ops), which the layout conversion carries through.
 After the layout conversion (rows_padded), a dense layer whose rows are not a multiple of
-ROWS_MULTIPLE is computed on padded rows (_matmul_rows_padded).
+ROWS_MULTIPLE is computed on padded rows (_matmul_rows_padded), and so is a big 1x1 convolution
+at an odd height and width, written as the matmul it is (_conv1x1_as_matmul).
 """
 
 from __future__ import annotations
 
 ROWS_MULTIPLE = 8  # a dense layer's rows are padded to a multiple of this (_matmul_rows_padded) ...
 PAD_ROWS_FROM = 64  # ... from this many rows: below, the added rows would cost more than the tiling gains
+MATMUL_WEIGHTS_FROM = 512 * 512  # a 1x1 convolution this big at an odd size is a dense layer (_conv1x1_as_matmul)
 
 
 def _dropout_identity():
@@ -215,15 +217,56 @@ def _matmul_rows_padded():
     return [(with_bias, rewrite), (mm, rewrite)]
 
 
-def _rewriting(name, rules):
-    """A module pass applying `rules` (pattern, rewriter) to every Relax function."""
+def _conv1x1_as_matmul():
+    """A 1x1 convolution (stride 1, unpadded, NHWC, batch 1) at an odd height and width, with
+    MATMUL_WEIGHTS_FROM weights or more, as the dense layer it is: [1, pixels, in] x [in, out],
+    its bias and ReLU, then the reshape back to [1, height, width, out]. MetaSchedule tiles the
+    convolution's height and width only by their divisors, which at 13x13 (a prime) are none;
+    as a matmul its rows are padded (_matmul_rows_padded, 169 -> 176) and the dense layers'
+    records carry over (measured: SqueezeNet's 512 -> 1000 classifier convolution at 13x13,
+    2.9 ms; as a matmul, 1.0 ms). Even sizes keep their convolution records (ResNet's 14x14),
+    and so do small convolutions, whose convolution records carry over well (SqueezeNet's
+    squeeze and expand layers converted too: the model in 7.9 ms, against 5.6 ms)."""
+    from tvm import relax
+    from tvm.relax.dpl import is_op, wildcard
+
+    x, w, bias = wildcard(), wildcard(), wildcard()  # the layout conversion transposes the constants
+    conv = is_op("relax.nn.conv2d")(x, w)
+    with_bias = is_op("relax.add")(conv, bias)
+    activated = is_op("relax.nn.relu")(with_bias)
+
+    def rewrite(orig, m):
+        a = m[conv].attrs
+        xs, ws, out = _static_shape(m[x]), _static_shape(m[w]), _static_shape(orig)
+        layouts = (a.data_layout, a.kernel_layout, a.out_layout)
+        if (xs is None or ws is None or out is None or layouts != ("NHWC", "OHWI", "NHWC") or ws[1:3] != [1, 1]
+                or int(a.groups) != 1 or any(int(p) for p in a.padding) or any(int(s) != 1 for s in a.strides)
+                or xs[0] != 1):
+            return orig
+        pixels = xs[1] * xs[2]
+        if pixels < PAD_ROWS_FROM or not pixels % 2 or ws[0] * ws[3] < MATMUL_WEIGHTS_FROM:  # odd pixels: both sides
+            return orig
+        weight = relax.op.permute_dims(relax.op.reshape(m[w], [ws[0], ws[3]]))
+        y = relax.op.matmul(relax.op.reshape(m[x], [1, pixels, xs[3]]), weight, out_dtype=a.out_dtype)
+        # the epilogue before the reshape back, so that it fuses into the matmul
+        y = _with_column_bias(y, m[bias] if orig.op.name != "relax.nn.conv2d" else None, ws[0])
+        if y is None:
+            return orig
+        return relax.op.reshape(relax.op.nn.relu(y) if orig.op.name == "relax.nn.relu" else y, out)
+
+    return [(activated, rewrite), (with_bias, rewrite), (conv, rewrite)]
+
+
+def _rewriting(name, rules_of):
+    """A module pass applying the rules (pattern, rewriter) that rules_of(module) gives, in their
+    order, to every Relax function; the functions no call is left to are removed."""
     import tvm
     from tvm import relax
     from tvm.relax.dpl import rewrite_call
 
     @tvm.transform.module_pass(opt_level=0, name=name)
     def _pass(mod, _ctx):
-        out = mod.clone()
+        rules, out = rules_of(mod), mod.clone()
         for gv, func in mod.functions_items():
             if isinstance(func, relax.Function):
                 for pattern, rewriter in rules:
@@ -256,50 +299,31 @@ def _bound_of(func):
     return op if same_element and isinstance(b, tirx.BufferLoad) and b.buffer.same_as(bound) else None
 
 
-def _clip_as_ops():
+def _clip_as_ops(mod):
     """ONNX's Clip (ReLU6: MobileNet v2) as relax.maximum and minimum. TVM's importer emits it as
-    calls of TE functions, which ConvertLayout cannot see into: it keeps each in NCHW between two
-    transposes, where the op would fuse into the convolution before it (measured on MobileNet v2,
-    torch export: 35 transpose-clip-transpose functions, 11.6 ms; fused, 6.7 ms)."""
+    calls of TE functions of `mod`, which ConvertLayout cannot see into: it keeps each in NCHW
+    between two transposes, where the op would fuse into the convolution before it (measured on
+    MobileNet v2, torch export: 35 transpose-clip-transpose functions, 11.6 ms; fused, 6.7 ms)."""
     import tvm
-    from tvm import relax
-    from tvm.relax.expr_functor import PyExprMutator, mutator
+    from tvm.relax.dpl import is_op, wildcard
 
-    call_tir = tvm.ir.Op.get("relax.call_tir")
+    def rewrite(orig, _m):
+        callee = orig.args[0]
+        op = _bound_of(mod[callee]) if isinstance(callee, tvm.ir.GlobalVar) and len(orig.args) == 2 else None
+        return orig if op is None else op(*orig.args[1].fields)
 
-    @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.ClipAsOps")
-    def _pass(mod, _ctx):
-        @mutator
-        class _Ops(PyExprMutator):
-            def visit_call_(self, call):
-                call = super().visit_call_(call)
-                if isinstance(call, relax.Call) and call.op.same_as(call_tir) and isinstance(call.args[0], tvm.ir.GlobalVar):
-                    op = _bound_of(mod[call.args[0]])
-                    if op is not None:
-                        return op(*call.args[1].fields)
-                return call
-
-        ops = _Ops(mod)
-        for gv, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                ops.builder_.update_func(gv, ops.visit_expr(func))
-        return relax.transform.DeadCodeElimination()(ops.builder_.get())
-
-    return _pass
+    return is_op("relax.call_tir")(wildcard(), wildcard()), rewrite
 
 
 def for_inference():
     """The rewrites above that come before the layout conversion."""
-    import tvm
-
-    return tvm.transform.Sequential([
-        _clip_as_ops(),
-        _rewriting("tvm_wheels.RewritesForInference",
-                   [_dropout_identity(), _sum_of_stack(), _broadcast_to_own_shape(), _batch_norm_into_conv(),
-                    *_matmul_rows_batched(), _reshape_of_reshape()])])
+    return _rewriting("tvm_wheels.RewritesForInference",
+                      lambda mod: [_clip_as_ops(mod), _dropout_identity(), _sum_of_stack(), _broadcast_to_own_shape(),
+                                   _batch_norm_into_conv(), *_matmul_rows_batched(), _reshape_of_reshape()])
 
 
 def rows_padded():
-    """_matmul_rows_padded, after the layout conversion: TVM's ConvertLayout dies on the pad and
-    slice it adds (measured on ViT-B/16: std::bad_alloc, then a double free)."""
-    return _rewriting("tvm_wheels.RowsPadded", _matmul_rows_padded())
+    """_conv1x1_as_matmul, then _matmul_rows_padded, after the layout conversion: TVM's
+    ConvertLayout dies on the pad and slice they add (measured on ViT-B/16: std::bad_alloc, then
+    a double free), and the convolution is NHWC only after it."""
+    return _rewriting("tvm_wheels.RowsPadded", lambda _mod: [*_conv1x1_as_matmul(), *_matmul_rows_padded()])

@@ -167,6 +167,23 @@ def test_dense_layers_at_a_prime_token_count_are_computed_on_padded_rows(cpu_ven
     assert all(result["timed"].get(f, [0])[0] >= 2 for f in dense), result["timed"]
 
 
+@pytest.mark.parametrize("size", [13, 14])
+def test_a_big_1x1_convolution_at_an_odd_size_is_computed_as_a_matmul_on_padded_rows(cpu_venv, tmp_path, size):
+    """SqueezeNet's classifier: a 1x1 convolution from 512 to 1000 channels at 13x13, whose height
+    and width no record's tiling fits, is the matmul it is, on 176 rows of which it keeps 169
+    (rewrites._conv1x1_as_matmul), bias and ReLU fused. At 14x14 (ResNet's size) it stays a
+    convolution. Both match onnxruntime."""
+    model = resnet50.conv_relu(seed=0, cin=512, cout=1000, k=1, stride=1, size=size)
+    x = np.random.default_rng(1).standard_normal((1, 512, size, size)).astype(np.float32)
+    result, got = _compile_and_run(cpu_venv, tmp_path, model, x, db_root=tmp_path / "no-user-db")
+    _assert_close(got, _reference(model, x), f"cpu 1x1 conv at {size}x{size}")
+    heavy = sorted(_heavy(result["report"]))
+    if size == 13:
+        assert len(heavy) == 1 and all(op in heavy[0] for op in ("matmul", "strided_slice", "add", "relu")), heavy
+    else:
+        assert len(heavy) == 1 and "conv2d" in heavy[0] and "matmul" not in heavy[0], heavy
+
+
 @pytest.mark.parametrize("tokens", [197, 16])
 def test_a_heavy_function_gets_samples_of_the_rules_timed(cpu_venv, tmp_path, tokens):
     """ViT-B/16's attention scores (Q K^T, 12 heads, 197 tokens) is an operator no record has: the
