@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tools"), str(ROOT / "python")]
-from conftest import MODEL_DEPS, OFFICIAL, make_venv  # noqa: E402
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "python")]
+from venvs import MODEL_DEPS, OFFICIAL, make_venv  # noqa: E402
 from models import resnet50  # noqa: E402
 from tvm_wheels import host, threads  # noqa: E402
 
@@ -133,7 +133,7 @@ def main() -> int:
     print(f"{'onnxruntime':<55} {statistics.median(ort_times):9.1f} ms")
 
     data = {
-        "what": "ResNet-50 ONNX (tests/models/resnet50.py, seed 0), batch 1, median of repeated runs",
+        "what": "ResNet-50 ONNX (tools/models/resnet50.py, seed 0), batch 1, median of repeated runs",
         "machine": {"cpu_count": os.cpu_count(), "cores": cores, "machine": platform.machine(),
                     "processor": host.cpu_name()},
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Models as ONNX files have them, through tvm_wheels.compile, against onnxruntime (batch 1).
 
-The models: the torch architectures of bench/export_zoo.py (--torch-zoo: ResNet-18/50, MobileNet
+The models: the torch architectures of tools/export_zoo.py (--torch-zoo: ResNet-18/50, MobileNet
 v2/v3, EfficientNet-B0, DenseNet-121, ShuffleNet v2, ViT-B/16, BERT-base, GPT-2, random weights),
 ResNet-50 as torch exports it (BatchNorm folded; the graph the cpu-avx512 database
 was tuned on) and the same network with its BatchNormalization nodes kept, and the nine light
@@ -34,8 +34,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "wheel"), str(ROOT / "tools"), str(ROOT / "python")]
-from conftest import MODEL_DEPS, make_venv  # noqa: E402
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "python")]
+from venvs import MODEL_DEPS, make_venv  # noqa: E402
+
+import tables  # noqa: E402  (bench/tables.py, beside this script)
 from models import resnet50  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -43,7 +45,7 @@ RESULTS = ROOT / "bench" / "results"
 RUN = """
 import collections, json, os, statistics, time, numpy as np, tvm, tvm_wheels
 from tvm import relax
-from tvm_wheels import pipeline
+from tvm_wheels.compiler import pipeline
 d = os.environ["BENCH_DIR"]
 t0 = time.perf_counter()
 report = []
@@ -64,9 +66,9 @@ print(json.dumps({"compile_s": compile_s, "median_ms": statistics.median(times) 
 
 def models(tmp: Path, torch_zoo: Path | None = None):
     """(name, model path, input name, input) of every model of the zoo; with the torch
-    architectures that bench/export_zoo.py wrote to torch_zoo."""
+    architectures that tools/export_zoo.py wrote to torch_zoo."""
     import onnx
-    from test_onnx_zoo import LIGHT, MODELS, _testable
+    from models.onnx_light import LIGHT, MODELS, testable
 
     for path in sorted(torch_zoo.glob("*.onnx")) if torch_zoo else []:
         ((input_name, x),) = np.load(path.with_suffix(".npz")).items()
@@ -78,7 +80,7 @@ def models(tmp: Path, torch_zoo: Path | None = None):
         yield name, path, "input", resnet50.sample_input(seed=1)
     for name in MODELS:
         rng = np.random.default_rng(0)
-        model = _testable(onnx.load(os.path.join(LIGHT, f"light_{name}.onnx")), rng)
+        model = testable(onnx.load(os.path.join(LIGHT, f"light_{name}.onnx")), rng)
         path = tmp / f"{name}.onnx"
         onnx.save(model, path)
         weights = {i.name for i in model.graph.initializer}
@@ -152,7 +154,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--variants", default="cpu-avx512")
     parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--torch-zoo", type=Path, default=None, help="bench/export_zoo.py's output directory")
+    parser.add_argument("--torch-zoo", type=Path, default=None, help="tools/export_zoo.py's output directory")
     parser.add_argument("--add", action="store_true", help="keep the rows of the other wheels in zoo.json")
     args = parser.parse_args()
     rows, date = [], time.strftime("%Y-%m-%d %H:%M")
@@ -180,23 +182,8 @@ def main() -> int:
                 (RESULTS / "zoo.json").write_text(json.dumps(out, indent=1) + "\n")
     plot([r for r in rows if "error" not in r], RESULTS / "zoo.png")
     print(f"geometric mean vs onnxruntime: {out['geomean_vs_onnxruntime']}; bench/results/zoo.json, zoo.png")
-    print(table(rows))
+    print(tables.zoo(out))  # the Markdown block of bench/README.md (python bench/tables.py writes it there)
     return 0
-
-
-def table(rows: list[dict]) -> str:
-    """The README's zoo table, in Markdown."""
-    lines = ["| model | wheel | latency | onnxruntime | ratio | compile | schedules |", "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        if "error" in r:
-            lines.append(f"| {r['model']} | {r['wheel']} | fails: {r['error']} | | | | |")
-            continue
-        sources = ", ".join(f"{n} {k}" for k, n in sorted(r["schedules"].items()))
-        if r.get("timed", [0])[0]:  # functions whose schedule was picked by timing candidates at compile time
-            sources += f"; {r['timed'][0]} timed here ({r['timed'][1]} candidates)"
-        lines.append(f"| {r['model']} | {r['wheel']} | {r['median_ms']:.1f} ms | {r['onnxruntime_ms']:.1f} ms | "
-                     f"{r['vs_onnxruntime']:.2f}x | {r['compile_s']:.0f} s | {sources} |")
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 # How TVM's own sources are compiled into a wheel: the build-cost levers that
-# bench/build_cost.py measured (bench/results/build_cost.json). Data, like the
+# tools/build_cost.py measured (bench/results/build_cost.json). Data, like the
 # presets: cmake/modules/Compile.cmake applies it, `tvm-wheels info` reports it.
 # Each value can be overridden for one build with -C cmake.define.NAME=VALUE.
 

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
-import tempfile
-import textwrap
 import time
-import venv
 from pathlib import Path
 
 import pytest
@@ -17,13 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "python"))
-sys.path.insert(0, str(ROOT / "tests"))
 
-# The official wheel, for side-by-side runs. Its declared apache-tvm-ffi>=0.1.13.post2
-# resolves to 0.1.15.post2, which crashes it; pin what it was released with.
-OFFICIAL = ["apache-tvm==0.26.0", "apache-tvm-ffi==0.1.14.post1"]
-# Packages a model test needs inside the venv under test (the ONNX frontend imports onnx).
-MODEL_DEPS = ["onnx==1.23.2"]
+# Clean venvs, as the benchmarks make them too (tools/venvs.py); the fixtures below hold them.
+from venvs import MODEL_DEPS, OFFICIAL, Venv, make_venv  # noqa: E402,F401
 
 
 def pytest_addoption(parser):
@@ -63,50 +54,28 @@ def pytest_terminal_summary(terminalreporter, config):
         minutes = (time.time() - int(started)) / 60
         terminalreporter.write_line(f"tvm-wheels: CI tier {config.getoption('--tier')}: {minutes:.1f} min "
                                     "since .ci/run started")
+        record = os.environ.get("TVM_WHEELS_CI_RECORD")
+        if record:  # a measured run of the tier (bench/results/ci_tier*.json, docs/ci.md's table)
+            _record_tier(Path(record), terminalreporter, config, int(started))
 
 
-class Venv:
-    """A clean virtual environment with one TVM installed; runs Python in it."""
+def _record_tier(path: Path, reporter, config, started: int) -> None:
+    import json
+    import platform
+    import subprocess
 
-    def __init__(self, path: Path, label: str):
-        self.path, self.label = path, label
-        self.python = path / "bin" / "python"
+    from tvm_wheels import host
 
-    def pip(self, *args: str) -> None:
-        subprocess.run([str(self.python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *args],
-                       check=True)
+    def count(key: str) -> int:
+        return len([r for r in reporter.stats.get(key, []) if getattr(r, "when", "call") == "call"])
 
-    def argv(self) -> list[str]:
-        return [str(self.python)]
-
-    def environ(self) -> dict[str, str]:
-        return dict(os.environ)
-
-    def run(self, code: str, *, check: bool = True, env: dict | None = None, timeout: int = 1800,
-            cwd: Path | None = None) -> subprocess.CompletedProcess:
-        # From a file, not -c: TVMScript parses the source of decorated functions.
-        with tempfile.NamedTemporaryFile("w", suffix=".py", prefix="snippet-", delete=False) as f:
-            f.write(textwrap.dedent(code))
-        try:
-            proc = subprocess.run([*self.argv(), f.name], capture_output=True, text=True,
-                                  env={**self.environ(), **(env or {})}, timeout=timeout, cwd=cwd)
-        finally:
-            os.unlink(f.name)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"[{self.label}] exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n"
-                                 f"{proc.stderr[-6000:]}")
-        return proc
-
-    def json(self, code: str, **kw) -> object:
-        """Run code that prints one JSON document as its last line."""
-        return json.loads(self.run(code, **kw).stdout.strip().splitlines()[-1])
-
-    def bin(self, name: str) -> Path:
-        return self.path / "bin" / name
-
-    def tvm_dir(self) -> Path:
-        """Where `import tvm` finds the package in this venv."""
-        return Path(self.json("import json, os, tvm; print(json.dumps(os.path.dirname(tvm.__file__)))"))
+    ref = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    path.write_text(json.dumps({
+        "what": f"CI tier {config.getoption('--tier')}: .ci/run from start to end (apt, submodules, venv, builds, tests)",
+        "ref": ref.stdout.strip(), "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime(started)),
+        "host": {"cores": os.cpu_count(), "machine": platform.machine(), "x86_64_level": host.x86_64_level()},
+        "wall_s": round(time.time() - started), "passed": count("passed"), "failed": count("failed"),
+        "skipped": len(reporter.stats.get("skipped", [])), "limit_s": 4500}, indent=1) + "\n")
 
 
 class OnX86Model(Venv):
@@ -147,17 +116,52 @@ class QemuPython(Venv):
         return qemu_python.environment(self.path)
 
 
-def make_venv(path: Path, label: str, *requirements: str) -> Venv:
-    venv.EnvBuilder(with_pip=True, clear=True).create(path)
-    env = Venv(path, label)
-    env.pip(*requirements)
-    return env
-
-
 def _wheel(variant: str) -> Path:
     import wheelhouse
 
     return wheelhouse.build(variant)
+
+
+def shell_lines(page: str) -> list[str]:
+    """The command lines of a document's shell code blocks (```sh, ```bash, ```console or a bare
+    fence), comments dropped, in order: the commands as a reader copies them."""
+    lines, language = [], None
+    for line in (ROOT / page).read_text().splitlines():
+        if line.startswith("```"):
+            language = line[3:].strip() if language is None else None
+            continue
+        if language in ("", "sh", "bash", "console"):
+            command = line.split("  #")[0].strip()
+            if command and not command.startswith("#"):
+                lines.append(command)
+    return lines
+
+
+@pytest.fixture(scope="session")
+def readme_setup() -> tuple[str, str]:
+    """The README's two set-up commands, as a newcomer copies them: the first two lines of its
+    first code block (build and install; run the tests)."""
+    text = (ROOT / "README.md").read_text()
+    first = text.split("```", 2)
+    assert len(first) == 3 and first[1].split("\n", 1)[0] in ("sh", "bash", ""), "README.md's first code block " \
+        "should be the set-up commands"
+    commands = [line.split("  #")[0].strip() for line in first[1].split("\n", 1)[1].splitlines()]
+    commands = [c for c in commands if c]
+    assert len(commands) == 2, f"README's first code block should be the two set-up commands: {commands}"
+    return commands[0], commands[1]
+
+
+@pytest.fixture(scope="session")
+def documented():
+    """documented(page, pattern): the one command line of page's shell blocks that matches."""
+    import re as _re
+
+    def find(page: str, pattern: str) -> str:
+        found = [c for c in shell_lines(page) if _re.search(pattern, c)]
+        assert len(found) == 1, f"{page}: expected one command matching {pattern!r}, found {found}"
+        return found[0]
+
+    return find
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,8 @@ from pathlib import Path
 from packaging.utils import parse_wheel_filename
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
-from tvm_wheels import variants, wheel_variant  # noqa: E402
+from tvm_wheels import variants  # noqa: E402
+from tvm_wheels_build import wheel_variant  # noqa: E402
 
 
 def build(wheels: Path, index: Path) -> dict[str, list[str]]:

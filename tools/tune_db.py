@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tools"))
 from models import mobilenet_v2, resnet50, transformer  # noqa: E402
 
 # What the shipped database covers, batch 1, float32: ResNet-50 (conv2d, dense, pooling), one
@@ -42,7 +42,7 @@ def latency_ms(mod, model, target, db, repeat=10) -> float:
     import tvm
     from tvm import relax
 
-    from tvm_wheels import pipeline
+    from tvm_wheels.compiler import pipeline
 
     vm = relax.VirtualMachine(pipeline.compile(mod, target, databases=[db]), tvm.cpu())
     x = tvm.runtime.tensor(model.sample_input(seed=1))
@@ -58,7 +58,8 @@ def latency_ms(mod, model, target, db, repeat=10) -> float:
 def main() -> int:
     import tvm
 
-    from tvm_wheels import buildinfo, host, pipeline, records, tuning
+    from tvm_wheels import buildinfo, host
+    from tvm_wheels.compiler import pipeline, records, tuning
     from tvm_wheels.target import for_compile
 
     parser = argparse.ArgumentParser()

@@ -6,7 +6,7 @@
    prepared by `cutlass.ft_preprocess_weight`; checked against numpy, timed;
 2. flash attention through TVM's CUTLASS BYOC (`partition_for_cutlass`, libflash_attn; the
    kernel glue is compiled with nvcc, the wheel's `cutlass` extra); checked against numpy, timed;
-3. ResNet-50 FP16 (tests/models/resnet50, batch 1, NHWC), compiled by TVM's CUDA pipeline with
+3. ResNet-50 FP16 (tools/models/resnet50, batch 1, NHWC), compiled by TVM's CUDA pipeline with
    and without the CUTLASS offload of its convolutions; checked against each other, timed;
 4. the same ResNet-50 with the official apache-tvm 0.26.0 wheel's CUDA path, when a Python with
    that wheel is named (--official-python).
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tools"))  # tools/models: the workload models
 
 
 def _timed(fn, sync, repeat: int) -> float:

@@ -143,7 +143,7 @@ install(FILES "${CMAKE_CURRENT_SOURCE_DIR}/cmake/requirements.cmake" DESTINATION
 # with the preset's TVM_WHEEL_VARIANT_PROPERTIES, made by the same code as the index-level file.
 if(TVM_WHEEL_VARIANT_PROPERTIES)
   execute_process(
-    COMMAND "${Python_EXECUTABLE}" -m tvm_wheels.wheel_variant "${TVM_WHEEL_VARIANT}" "${_gen}/variant.json"
+    COMMAND "${Python_EXECUTABLE}" -m tvm_wheels_build.wheel_variant "${TVM_WHEEL_VARIANT}" "${_gen}/variant.json"
     WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}/python" RESULT_VARIABLE _rc ERROR_VARIABLE _err)
   if(NOT _rc EQUAL 0)
     message(FATAL_ERROR "tvm-wheels: cannot write the variant metadata of ${TVM_WHEEL_VARIANT}: ${_err}"

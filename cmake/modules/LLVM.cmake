@@ -155,3 +155,37 @@ function(tvm_wheels_find_llvm choice python)
   set(TVM_WHEELS_LLVM_VERSION "${_ver}" PARENT_SCOPE)
   set(TVM_WHEELS_LLVM_SOURCE "${_source}" PARENT_SCOPE)
 endfunction()
+
+# TVM adds LLVM's include directory to every compile line (tvm/cmake/modules/LLVM.cmake). pip's
+# isolated build environment, where `pip install ./` finds LLVM, is a new temporary directory on
+# each build, so those lines would differ from build to build and no object could come from
+# ccache. TVM is given an llvm-config that names LLVM through a link in the build tree instead:
+# a path under the source tree, which ccache's base_dir (CMakeLists.txt) makes relative, so builds
+# in pip's environments, in tools/wheelhouse.py's and in other clones share their entries.
+# Only pip's LLVM: a system or named LLVM keeps its own paths (one under /usr must stay
+# /usr/include, which CMake leaves off compile lines as an implicit directory).
+# Sets <out> to that llvm-config (a script that rewrites the real one's paths), or to <config>.
+function(tvm_wheels_llvm_config_in_build_tree config source out)
+  set(${out} "${config}" PARENT_SCOPE)
+  if(NOT source MATCHES "^pip")
+    return()
+  endif()
+  execute_process(COMMAND "${config}" --prefix RESULT_VARIABLE _rc OUTPUT_VARIABLE _prefix
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  # paths that a sh script in single quotes and a sed pattern take as they are, and that TVM's
+  # FindLLVM does not split (it separates "<llvm-config> --link-static" at spaces)
+  set(_plain "^[A-Za-z0-9_./+=@:,-]+$")
+  if(NOT _rc EQUAL 0 OR NOT IS_DIRECTORY "${_prefix}" OR NOT _prefix MATCHES "${_plain}"
+     OR NOT config MATCHES "${_plain}" OR NOT CMAKE_BINARY_DIR MATCHES "${_plain}")
+    return()  # the real paths: the build works, only without sharing ccache entries
+  endif()
+  string(REPLACE "." "\\." _pattern "${_prefix}")
+  set(_link "${CMAKE_BINARY_DIR}/tvm-wheels-llvm")
+  file(CREATE_LINK "${_prefix}" "${_link}" SYMBOLIC)
+  set(_wrapper "${CMAKE_BINARY_DIR}/tvm-wheels-llvm-config")
+  file(WRITE "${_wrapper}" "#!/bin/sh\nout=$('${config}' \"$@\") || exit $?\n"
+    "printf '%s\\n' \"$out\" | sed 's|${_pattern}|${_link}|g'\n")
+  file(CHMOD "${_wrapper}" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+       WORLD_READ WORLD_EXECUTE)
+  set(${out} "${_wrapper}" PARENT_SCOPE)
+endfunction()

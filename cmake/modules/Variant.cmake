@@ -1,6 +1,6 @@
 # Which wheel variant this build makes. One selector: the TVM_WHEEL_VARIANT
 # environment variable (pip passes the environment to the build; the version
-# label is computed from the same variable by python/tvm_wheels/_metadata.py).
+# label is computed from the same variable by python/tvm_wheels_build/metadata.py).
 
 set(TVM_WHEELS_PRESET_DIR "${CMAKE_CURRENT_LIST_DIR}/../presets")
 cmake_path(NORMAL_PATH TVM_WHEELS_PRESET_DIR)

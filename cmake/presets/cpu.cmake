@@ -22,7 +22,7 @@ set(TVM_WHEEL_HOST_TARGET "x86-64-level")
 # no-op on v3 and v2, whose widest vectors are 256 and 128 bits.
 set(TVM_WHEEL_HOST_MATTR "-prefer-256-bit")
 # Tuning databases shipped for the default targets: tuning/<id>/, made by tools/tune_db.py
-# (--mcpu for a level other than the tuning machine's); <id> is tvm_wheels.tuning.target_id of
+# (--mcpu for a level other than the tuning machine's); <id> is tvm_wheels.compiler.records.target_id of
 # a host target; one per level (v2 and v3 tuned here for their targets: their code runs on v4).
 set(TVM_WHEEL_TUNING_DB "llvm-x86-64-v4--prefer-256-bit;llvm-x86-64-v3--prefer-256-bit;llvm-x86-64-v2--prefer-256-bit")
 set(TVM_WHEEL_VARIANT_PROPERTIES "")      # PEP 825 properties (namespace :: feature :: value)

@@ -29,7 +29,8 @@ def _live() -> dict:
 
         live["llvm_version"] = str(codegen.llvm_version_major()) if live["llvm_enabled"] else ""
         if live["llvm_enabled"] and buildinfo.load().get("host_target"):
-            from . import records, target
+            from . import target
+            from .compiler import records
 
             # what tvm_wheels.compile targets on this CPU, and the databases it schedules from
             default = target.for_compile(None)
@@ -119,7 +120,7 @@ def cmd_tune(args) -> int:
     import importlib.util
     from pathlib import Path
 
-    from . import pipeline, records, tuning
+    from .compiler import pipeline, records, tuning
     from .target import for_compile
 
     if not buildinfo.load().get("host_target"):

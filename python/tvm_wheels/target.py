@@ -2,7 +2,7 @@
 
     import tvm_wheels, tvm_wheels.target
     tvm_wheels.target.host()      # e.g. {"kind": "llvm", "mcpu": "x86-64-v4", "mattr": ["-prefer-256-bit"]}
-    tvm_wheels.compile(mod)       # compiles for it, with schedules (tvm_wheels.schedules)
+    tvm_wheels.compile(mod)       # compiles for it, with schedules (tvm_wheels.compiler.schedules)
     tvm_wheels.target.cuda()      # a CUDA variant: the GPU here, or the wheel's first arch without one
 """
 

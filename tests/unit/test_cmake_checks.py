@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 
 import pytest
 
-from cmake_script import run
+from cmake_script import CMAKE, run
 
 
 def test_gcc_below_floor_is_refused_with_recommendation(tmp_path):
@@ -119,3 +120,64 @@ def test_unknown_llvm_choice_is_refused(tmp_path):
     r = _find(tmp_path, "latest", tmp_path)
     assert r.returncode != 0
     assert "TVM_WHEELS_LLVM='latest' is not 'pip', 'system' or a path to llvm-config" in r.stderr
+
+
+def test_llvm_is_named_through_a_link_in_the_build_tree(tmp_path):
+    """pip's isolated build environment is a new directory on every build: TVM gets an
+    llvm-config whose paths are the build tree's link to it, so compile lines stay the same."""
+    prefix = tmp_path / "pip-build-env-x1y2" / "site-packages" / "llvm"
+    (prefix / "include").mkdir(parents=True)
+    real = tmp_path / "llvm-config"
+    real.write_text(f"""#!/bin/sh
+case "$1" in
+  --prefix) echo {prefix} ;;
+  --cxxflags) echo "-I{prefix}/include -std=c++17 -D_GNU_SOURCE" ;;
+  *) echo "llvm-config: error: unknown $1" >&2; exit 3 ;;
+esac
+""")
+    real.chmod(0o755)
+    build = tmp_path / "build"
+    build.mkdir()
+    r = run(f'set(CMAKE_BINARY_DIR "{build}")\ninclude(LLVM)\n'
+            f'tvm_wheels_llvm_config_in_build_tree("{real}" "pip (xtc-llvm-dev)" cfg)\n'
+            f'message(STATUS "cfg=${{cfg}}")\n'
+            f'tvm_wheels_llvm_config_in_build_tree("{real}" "system" sys)\nmessage(STATUS "sys=${{sys}}")', tmp_path)
+    assert r.returncode == 0, r.stderr
+    wrapper = build / "tvm-wheels-llvm-config"
+    assert f"cfg={wrapper}" in r.stdout
+    assert (build / "tvm-wheels-llvm").resolve() == prefix.resolve()
+    assert f"sys={real}" in r.stdout  # a system LLVM keeps its own paths (/usr/include stays implicit)
+
+    def ask(*args):
+        import subprocess
+
+        return subprocess.run([str(wrapper), *args], capture_output=True, text=True)
+
+    assert ask("--prefix").stdout == f"{build}/tvm-wheels-llvm\n"
+    assert ask("--cxxflags").stdout == f"-I{build}/tvm-wheels-llvm/include -std=c++17 -D_GNU_SOURCE\n"
+    failed = ask("--bogus")
+    assert failed.returncode == 3 and "unknown --bogus" in failed.stderr  # the real one's failure, unchanged
+
+
+def test_a_cmake_older_than_pyproject_asks_is_refused_with_the_fix(tmp_path):
+    """What a newcomer's Debian 12 has on PATH (3.25): configuring by hand with it stops at
+    once, naming pyproject.toml's minimum and the fix, before TVM's own CMake files fail."""
+    import re
+    import subprocess
+
+    from cmake_script import ROOT
+
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != os.path.dirname(CMAKE))
+    system = shutil.which("cmake", path=path)
+    assert system, "no system CMake on PATH: .ci/run installs the distribution's (Debian 12: 3.25)"
+    version = subprocess.run([system, "--version"], capture_output=True, text=True, check=True).stdout.split()[2]
+    minimum = re.search(r'^cmake\.version = ">=([0-9.]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert tuple(map(int, version.split(".")[:2])) < tuple(map(int, minimum.split("."))), \
+        f"the system CMake {version} is not older than {minimum}: this test needs the distribution's older one"
+    p = subprocess.run([system, "-S", str(ROOT), "-B", str(tmp_path / "b")], capture_output=True, text=True,
+                       timeout=120)
+    err = " ".join(p.stderr.split())
+    assert p.returncode != 0
+    assert f"CMake {version} ({system}) is older than {minimum}" in err
+    assert "pip install ./" in err and f"pip install 'cmake>={minimum}'" in err
+    assert "tvm-ffi" not in err.split("Fix")[1] and "3rdparty" not in err  # ours, not TVM's own failure

@@ -138,3 +138,22 @@ def test_a_cross_variant_checks_its_toolchain_not_this_cpu(monkeypatch):
     monkeypatch.setattr(doctor.shutil, "which", lambda name, **kw: f"/usr/bin/{name}")
     assert doctor.check_cross(orin).status == doctor.PASS
     assert "tools/wheelhouse.py provisions CUDA 12.6" in doctor.check_cuda_toolkit(orin, {}).detail
+
+
+def test_doctor_from_the_source_tree_as_the_docs_type_it(tmp_path):
+    """`PYTHONPATH=python python -m tvm_wheels doctor --variant cpu --json` before any build: the
+    build checks (compiler, CMake against pyproject's minimum, LLVM, sources, memory) in JSON."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "tvm_wheels", "doctor", "--variant", "cpu", "--json"], cwd=root,
+                          env=dict(os.environ, PYTHONPATH="python"), capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr  # 1: warnings (no wheel installed in this venv)
+    checks = {c["name"]: c for c in json.loads(proc.stdout)}
+    assert {"C++ compiler", "cmake", "ninja", "LLVM for the build", "TVM sources", "memory"} <= set(checks), sorted(checks)
+    assert checks["TVM sources"]["status"] == doctor.PASS
+    assert checks["C++ compiler"]["status"] != doctor.FAIL, checks["C++ compiler"]

@@ -82,7 +82,7 @@ def test_index_per_variant(tmp_path):
 
 
 def test_variant_metadata_follows_pep_825_and_refuses_bad_properties():
-    from tvm_wheels import wheel_variant
+    from tvm_wheels_build import wheel_variant
 
     avx = variants.load("cpu-avx512")
     assert wheel_variant.metadata([avx]) == {

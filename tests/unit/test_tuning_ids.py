@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from cmake_script import ROOT
-from tvm_wheels import host, records, target, variants
+from tvm_wheels import host, target, variants
+from tvm_wheels.compiler import records
 
 
 def _host_targets(v: variants.Variant) -> list[dict]:

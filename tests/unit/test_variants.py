@@ -11,7 +11,8 @@ import tomllib
 import pytest
 
 from cmake_script import CMAKE, ROOT
-from tvm_wheels import _metadata, cmakedata, variants
+from tvm_wheels import cmakedata, variants
+from tvm_wheels_build import metadata
 
 SUPPORTED = {"cpu", "cpu-avx512", "runtime", "cuda-cutlass", "aarch64-orin"}
 
@@ -72,12 +73,12 @@ def test_unknown_variant_lists_valid_ones():
 @pytest.mark.parametrize("name,label", [("cpu", "cpu"), ("cpu-avx512", "avx512"), ("runtime", "runtime")])
 def test_version_plugin_labels_the_wheel(monkeypatch, name, label):
     monkeypatch.setenv("TVM_WHEEL_VARIANT", name)
-    assert _metadata.dynamic_metadata("version") == f"0.26.0+{label}"
+    assert metadata.dynamic_metadata("version") == f"0.26.0+{label}"
 
 
 def test_version_plugin_defaults_to_cpu(monkeypatch):
     monkeypatch.delenv("TVM_WHEEL_VARIANT", raising=False)
-    assert _metadata.dynamic_metadata("version") == "0.26.0+cpu"
+    assert metadata.dynamic_metadata("version") == "0.26.0+cpu"
 
 
 def test_dependencies_are_the_common_list_and_the_variant_own(monkeypatch):
@@ -85,10 +86,10 @@ def test_dependencies_are_the_common_list_and_the_variant_own(monkeypatch):
 
     table = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["scikit-build"]["metadata"]["dependencies"]
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
-    cpu = _metadata.dynamic_metadata("dependencies", table)
+    cpu = metadata.dynamic_metadata("dependencies", table)
     assert cpu == table["common"] and any(d.startswith("apache-tvm-ffi>=") for d in cpu)
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cuda-cutlass")
-    cu = _metadata.dynamic_metadata("dependencies", table)
+    cu = metadata.dynamic_metadata("dependencies", table)
     assert cu[:len(cpu)] == cpu and "nvidia-cuda-runtime>=13.0,<14" in cu and "cuda-bindings>=13.0,<14" in cu
 
 
@@ -98,10 +99,10 @@ def test_extras_are_the_common_ones_and_the_variant_own(monkeypatch):
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["scikit-build"]["metadata"]
     table = meta["optional-dependencies"]
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
-    cpu = _metadata.dynamic_metadata("optional-dependencies", table)
+    cpu = metadata.dynamic_metadata("optional-dependencies", table)
     assert cpu == table["common"] and "xgboost-cpu" in cpu["tune"]
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cuda-cutlass")
-    cu = _metadata.dynamic_metadata("optional-dependencies", table)
+    cu = metadata.dynamic_metadata("optional-dependencies", table)
     assert cu["tune"] == cpu["tune"] and "nvidia-cuda-nvcc>=13.0,<14" in cu["cutlass"]
 
 
@@ -114,25 +115,25 @@ def test_a_malformed_extra_is_refused(tmp_path):
 def test_build_requires_pull_llvm_only_when_needed(monkeypatch):
     monkeypatch.delenv("TVM_WHEELS_LLVM", raising=False)
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
-    assert any(r.startswith("xtc-llvm-dev==") for r in _metadata.get_requires_for_dynamic_metadata())
+    assert any(r.startswith("xtc-llvm-dev==") for r in metadata.get_requires_for_dynamic_metadata())
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "runtime")
-    assert _metadata.get_requires_for_dynamic_metadata() == []
+    assert metadata.get_requires_for_dynamic_metadata() == []
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
     monkeypatch.setenv("TVM_WHEELS_LLVM", "/usr/lib/llvm-19/bin/llvm-config")
-    assert _metadata.get_requires_for_dynamic_metadata() == []
+    assert metadata.get_requires_for_dynamic_metadata() == []
 
 
 def test_build_requires_pull_cuda_for_cuda_variants_unless_a_toolkit_is_named(monkeypatch):
     monkeypatch.delenv("TVM_WHEELS_LLVM", raising=False)
     monkeypatch.delenv("TVM_WHEELS_CUDA", raising=False)
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cuda-cutlass")
-    reqs = _metadata.get_requires_for_dynamic_metadata()
+    reqs = metadata.get_requires_for_dynamic_metadata()
     assert "nvidia-cuda-nvcc==13.0.88" in reqs and any(r.startswith("xtc-llvm-dev==") for r in reqs)
     monkeypatch.setenv("TVM_WHEELS_CUDA", "system")
-    assert not any(r.startswith("nvidia-") for r in _metadata.get_requires_for_dynamic_metadata())
+    assert not any(r.startswith("nvidia-") for r in metadata.get_requires_for_dynamic_metadata())
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "cpu")
     monkeypatch.delenv("TVM_WHEELS_CUDA")
-    assert not any(r.startswith("nvidia-") for r in _metadata.get_requires_for_dynamic_metadata())
+    assert not any(r.startswith("nvidia-") for r in metadata.get_requires_for_dynamic_metadata())
 
 
 def test_cuda_presets_name_their_toolkit_and_archs():
@@ -183,9 +184,9 @@ def test_cross_variants_are_tagged_for_their_architecture(monkeypatch):
     monkeypatch.setenv("TVM_WHEEL_VARIANT", "aarch64-orin")
     monkeypatch.delenv("TVM_WHEELS_LLVM", raising=False)
     monkeypatch.setattr(platform, "machine", lambda: "x86_64")
-    assert _metadata.get_requires_for_dynamic_metadata() == []
+    assert metadata.get_requires_for_dynamic_metadata() == []
     monkeypatch.setattr(platform, "machine", lambda: "aarch64")
-    assert set(_metadata.get_requires_for_dynamic_metadata()) == {
+    assert set(metadata.get_requires_for_dynamic_metadata()) == {
         *variants.requirements()["TVM_WHEELS_PIP_LLVM"].split(";"), *orin.cuda_pip}
 
 

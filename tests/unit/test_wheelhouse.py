@@ -79,3 +79,4 @@ def test_cuda_arch_list_and_toolkit_change_a_cuda_variant_key(tree, monkeypatch)
     archs = key(tree, "cuda-cutlass")
     monkeypatch.setenv("TVM_WHEELS_CUDA", "/opt/cuda-13.1")
     assert len({base, archs, key(tree, "cuda-cutlass")}) == 3
+

@@ -1,5 +1,5 @@
 """tvm_wheels.compile computes exp, sigmoid, tanh, erf and x ** 3 of float32 as arithmetic the CPU
-vectorizes (tvm_wheels.fast_math), not one C library call per element: the values match numpy's
+vectorizes (tvm_wheels.compiler.fast_math), not one C library call per element: the values match numpy's
 float64 ones to float32 precision across the range, at its ends and near 0, and the compiled code
 calls none of expf, erff, powf or LLVM's exp/pow (which x86 code generation turns into them),
 unless compiled with fast_math=False.

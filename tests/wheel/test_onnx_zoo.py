@@ -17,20 +17,16 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from models.onnx_light import LIGHT, MODELS, testable
 
 pytestmark = pytest.mark.wheel
-
-LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
-MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet", "squeezenet",
-          "vgg19", "zfnet512"]
 
 # In the wheel's venv: compile $MODEL, run it on d/input.npy, save d/out.npy, print where the
 # schedules came from and which functions got none.
 COMPILE = """
 import json, os, sys, numpy as np, onnx, tvm, tvm_wheels
 from tvm import relax
-from tvm_wheels import pipeline
+from tvm_wheels.compiler import pipeline
 d = os.environ["MODEL_DIR"]
 report = []
 ex = tvm_wheels.compile(pipeline.from_onnx(os.environ["MODEL"]), report=report)
@@ -41,34 +37,6 @@ print(json.dumps({"sources": sorted({e.source.split(":")[0] for e in report}),
 """
 
 
-def _testable(model, rng):
-    """Each ConstantOfShape weight becomes an initializer of random values around its own, and
-    the output is the scores before a final Softmax (which saturates to 0 and 1 here)."""
-    graph = model.graph
-    shapes = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
-    nodes, weights = [], []
-    for node in graph.node:
-        value = next((a.t for a in node.attribute if a.name == "value"), None)
-        if node.op_type == "ConstantOfShape" and node.input[0] in shapes and value is not None:
-            fill = numpy_helper.to_array(value).ravel()[0]
-            weight = (fill * rng.uniform(0.5, 1.5, shapes[node.input[0]])).astype(fill.dtype)
-            weights.append(numpy_helper.from_array(weight, node.output[0]))
-        else:
-            nodes.append(node)
-    if nodes[-1].op_type == "Softmax" and list(nodes[-1].output) == [graph.output[0].name]:
-        scores = nodes.pop().input[0]
-        del graph.output[:]
-        graph.output.append(helper.make_tensor_value_info(scores, TensorProto.FLOAT, None))
-    used = {i for n in nodes for i in n.input}
-    inputs = [i for i in graph.input if i.name in used]  # the shapes of the weights go
-    kept = [i for i in graph.initializer if i.name in used]
-    del graph.node[:], graph.initializer[:], graph.input[:]
-    graph.node.extend(nodes)
-    graph.initializer.extend(kept + weights)
-    graph.input.extend(inputs)
-    return model
-
-
 def test_the_zoo_is_all_there():
     assert sorted(f[len("light_"):-len(".onnx")] for f in os.listdir(LIGHT) if f.endswith(".onnx")) == MODELS
 
@@ -76,7 +44,7 @@ def test_the_zoo_is_all_there():
 @pytest.mark.parametrize("name", MODELS)
 def test_light_model_compiles_and_matches_onnxruntime(cpu_venv, tmp_path, name):
     rng = np.random.default_rng(0)
-    model = _testable(onnx.load(os.path.join(LIGHT, f"light_{name}.onnx")), rng)
+    model = testable(onnx.load(os.path.join(LIGHT, f"light_{name}.onnx")), rng)
     path = str(tmp_path / "model.onnx")
     onnx.save(model, path)
     graph = model.graph

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import zipfile
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.wheel
+ROOT = Path(__file__).resolve().parents[2]
 
 EXPORT = """
     import numpy as np, os, tvm
@@ -86,3 +89,24 @@ def test_official_exports_run_in_runtime_wheel(official_venv, runtime_venv, tmp_
 def test_cpu_wheel_exports_run_in_official_wheel(cpu_venv, official_venv, tmp_path):
     cpu_venv.run(EXPORT, env={"OUT_DIR": str(tmp_path)})
     assert official_venv.json(RUN, env={"OUT_DIR": str(tmp_path)}) == {"ok": True}
+
+
+def test_cpu_wheel_exports_run_in_runtime_wheel(cpu_venv, runtime_venv, tmp_path):
+    """The runtime wheel's purpose (README: compile with a compiler wheel, deploy with this one)."""
+    cpu_venv.run(EXPORT, env={"OUT_DIR": str(tmp_path)})
+    assert runtime_venv.json(RUN, env={"OUT_DIR": str(tmp_path)}) == {"ok": True}
+
+
+def test_variants_command_prints_the_table_the_readme_has(runtime_venv):
+    """`tvm-wheels variants` as typed, in the smallest wheel: --markdown is the README's table."""
+    def variants(*args: str) -> str:
+        return subprocess.run([str(runtime_venv.bin("tvm-wheels")), "variants", *args], capture_output=True,
+                              text=True, check=True).stdout
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- variants:begin -->\n", 1)[1].split("\n<!-- variants:end -->", 1)[0]
+    assert variants("--markdown").strip() == block.strip()
+    assert {v["name"] for v in json.loads(variants("--json"))} == {
+        "cpu", "cpu-avx512", "runtime", "cuda-cutlass", "aarch64-orin"}
+    names = sorted(v["name"] for v in json.loads(variants("--json")))
+    assert sorted(line.split()[0] for line in variants().splitlines()) == names

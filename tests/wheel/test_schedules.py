@@ -29,7 +29,7 @@ COMPILE = """
 import json, os, sys, numpy as np, onnx, tvm, tvm_wheels, tvm_wheels.target
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
-from tvm_wheels import records
+from tvm_wheels.compiler import records
 from tvm_wheels.target import for_compile
 d = os.environ["MODEL_DIR"]
 target = json.loads(os.environ["TARGET"]) if os.environ.get("TARGET") else None
@@ -208,7 +208,8 @@ def test_candidates_are_timed_only_where_their_code_runs_here(cpu_venv):
     a feature this one lacks) would die here of SIGILL, so its candidates are not timed."""
     out = cpu_venv.json("""
         import json, tvm
-        from tvm_wheels import host, measure
+        from tvm_wheels import host
+        from tvm_wheels.compiler import measure
         other = "znver1" if tvm.target.codegen.llvm_get_system_cpu() != "znver1" else "haswell"
         targets = {"this level": {"kind": "llvm", "mcpu": host.x86_64_level()},
                    "native": {"kind": "llvm", "mcpu": "native"}, "generic": {"kind": "llvm"},
@@ -247,7 +248,7 @@ def test_a_model_nobody_tuned_gets_schedules_carried_over_and_matches(avx512_ven
 def test_shipped_records_are_not_applied_to_another_target(avx512_venv, tmp_path):
     out = avx512_venv.json("""
         import json
-        from tvm_wheels import records
+        from tvm_wheels.compiler import records
         from tvm_wheels.target import for_compile
         v4, v3 = for_compile(None), for_compile({"kind": "llvm", "mcpu": "x86-64-v3"})
         shipped = records.Database(records.SHIPPED / records.target_id(v4))
@@ -314,7 +315,7 @@ def test_haswell_gets_the_v3_target_its_database_and_code_that_runs_there(cpu_ve
     db_root = tmp_path / "no-user-db"
     seen = haswell.json("""
         import json, tvm_wheels.target as t
-        from tvm_wheels import records
+        from tvm_wheels.compiler import records
         h = t.host()
         print(json.dumps({"target": {"mcpu": str(h.attrs["mcpu"]), "mattr": [str(a) for a in h.attrs["mattr"]]},
                           "databases": [str(d.path) for d in records.for_target(t.for_compile(h))], "shipped": str(records.SHIPPED)}))
@@ -327,7 +328,7 @@ def test_haswell_gets_the_v3_target_its_database_and_code_that_runs_there(cpu_ve
     (tmp_path / "model.onnx").write_bytes(model.SerializeToString())
     report = cpu_venv.json(f"""
         import json, tvm_wheels
-        from tvm_wheels import pipeline
+        from tvm_wheels.compiler import pipeline
         report = []
         ex = tvm_wheels.compile(pipeline.from_onnx({str(tmp_path / "model.onnx")!r}), {seen["target"] | {"kind": "llvm"}!r},
                                 report=report)
@@ -391,7 +392,7 @@ def test_tune_says_what_to_install_when_its_dependencies_are_missing(avx512_venv
 
 RESUME_FROM_TUNED = """
 import os
-from tvm_wheels import pipeline, records, tuning
+from tvm_wheels.compiler import pipeline, records, tuning
 db = tuning.tune(pipeline.from_onnx(os.environ["MODEL"]), None, os.environ["OUT"], 4,
                  tuned=records.Database(os.environ["TUNED"]))
 print("measured", len(db.ms.get_all_tuning_records()))

@@ -74,7 +74,8 @@ def test_licenses_of_what_is_bundled(wheel):
 
 
 def test_variant_metadata_only_where_the_preset_has_properties(wheel):
-    from tvm_wheels import variants, wheel_variant
+    from tvm_wheels import variants
+    from tvm_wheels_build import wheel_variant
 
     names = zipfile.ZipFile(wheel).namelist()
     found = [n for n in names if n.endswith(".dist-info/variant.json")]

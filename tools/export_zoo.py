@@ -5,14 +5,14 @@ CNNs from torchvision (ResNet-18/50, MobileNet v2/v3, EfficientNet-B0, DenseNet-
 ShuffleNet v2, ViT-B/16) and transformers from `transformers` (a BERT-base encoder and a GPT-2
 decoder, sequence 128), in eval mode, through torch's default ONNX exporter (which folds each
 BatchNorm into its convolution). Of these, ResNet-50 and (for x86-64-v4) MobileNet v2 are
-workloads the shipped databases were tuned on (as tests/models/ builds them); the rest show what a
+workloads the shipped databases were tuned on (as tools/models/ builds them); the rest show what a
 model nobody tuned gets.
 
 torch, torchvision and transformers are for this script only, never a dependency of the wheels or
 of the tests:
 
     python -m venv /tmp/export && /tmp/export/bin/pip install -r bench/requirements-export.txt
-    /tmp/export/bin/python bench/export_zoo.py OUT_DIR [--only resnet18,bert_base]
+    /tmp/export/bin/python tools/export_zoo.py OUT_DIR [--only resnet18,bert_base]
 
 writes OUT_DIR/<model>.onnx and OUT_DIR/<model>.npz (the sample input, by input name), which
 `bench/zoo.py --torch-zoo OUT_DIR` measures.

@@ -6,7 +6,7 @@ version label; tools/make_index.py writes the index-level file for all of them. 
 installers read these; today's pip ignores them and goes by the local label and the per-variant
 index. The build calls this module (cmake/modules/Install.cmake):
 
-    python -m tvm_wheels.wheel_variant VARIANT OUT.json
+    python -m tvm_wheels_build.wheel_variant VARIANT OUT.json
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import re
 import sys
 
-from . import variants
+from tvm_wheels import variants
 
 # The draft format version the PEP's examples use; 0.x is reserved for drafts.
 SCHEMA = "https://variants-schema.wheelnext.dev/v0.0.3.json"

@@ -18,7 +18,7 @@ import os
 import re
 from pathlib import Path
 
-SHIPPED = Path(__file__).resolve().parent / "tuning"
+SHIPPED = Path(__file__).resolve().parent.parent / "tuning"  # the package's tvm_wheels/tuning/
 FAILED_SECS = 1e9  # MetaSchedule records a failed build or run as 1e10 s
 
 

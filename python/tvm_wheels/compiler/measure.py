@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import math
 
-from . import fast_math, host
+from .. import host
+from . import fast_math
 
 log = logging.getLogger("tvm_wheels.measure")
 

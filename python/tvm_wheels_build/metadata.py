@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import platform
 
-from . import cmakedata, variants
+from tvm_wheels import cmakedata, variants
 
 
 def dynamic_metadata(field: str, settings: dict | None = None) -> str | list[str]:
@@ -29,7 +29,7 @@ def dynamic_metadata(field: str, settings: dict | None = None) -> str | list[str
         for name, reqs in variant.extras.items():
             extras.setdefault(name, []).extend(reqs)
         return extras
-    raise ValueError(f"tvm_wheels._metadata provides 'version', 'dependencies' and 'optional-dependencies', "
+    raise ValueError(f"tvm_wheels_build.metadata provides 'version', 'dependencies' and 'optional-dependencies', "
                      f"not {field!r}")
 
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """What a cold wheel build costs, and what each build-cost lever (cmake/compile.cmake) saves.
 
-    python bench/build_cost.py run --label NAME [--ref REF] [--variant cpu]
+    python tools/build_cost.py run --label NAME [--ref REF] [--variant cpu]
         a cold build of the project at git REF (default HEAD): a fresh worktree, its submodules
         from the source kit, empty ccache and wheel cache, tools/wheelhouse.py build; while it
         runs, every compiler and linker process's peak memory is sampled. Adds one row to
         bench/results/build_cost.json.
-    python bench/build_cost.py collect --label NAME --build-dir DIR --ref REF (--time-log FILE --wheel WHEEL
+    python tools/build_cost.py collect --label NAME --build-dir DIR --ref REF (--time-log FILE --wheel WHEEL
                                        | --manifest MANIFEST [--peaks PEAKS.json]
                                        | --started EPOCH --stopped EPOCH --steps N)
         the same row from a cold build made by hand under `/usr/bin/time -v` (FILE: its report;
@@ -14,24 +14,24 @@
         its end (a lower bound: `complete` false, the ninja steps it had finished out of N), or
         from a build of tools/wheelhouse.py (MANIFEST: the cache slot's manifest.json, with its
         time) during which `build_cost.py sample` wrote PEAKS.json.
-    python bench/build_cost.py sample --until FILE --out PEAKS.json
+    python tools/build_cost.py sample --until FILE --out PEAKS.json
         samples compile and link processes' peak memory until FILE exists (beside any build).
-    python bench/build_cost.py levers --build-dir DIR [--sample 16]
+    python tools/build_cost.py levers --build-dir DIR [--sample 16]
         the levers one at a time on a sample of TVM's compiler sources, with the compile
         commands of DIR (a configured non-unity build): CPU seconds and peak memory per
         setting, in bench/results/build_levers.json.
-    python bench/build_cost.py cuda-archs --build-dir DIR [--archs 80,86,89,90a,100a,120]
+    python tools/build_cost.py cuda-archs --build-dir DIR [--archs 80,86,89,90a,100a,120]
         what each CUDA arch costs a CUDA variant's sidecar (DIR: a configured sidecar build, e.g.
         `tools/wheelhouse.py probe --variant cuda-cutlass`'s): one source of each kind of kernel
         compiled alone for one arch at a time (CPU seconds, peak memory, object size), scaled by
         how many sources of that kind the build has; bench/results/cuda_arch_cost.json.
-    python bench/build_cost.py sidecar --build-dir DIR [--manifest MANIFEST]
+    python tools/build_cost.py sidecar --build-dir DIR [--manifest MANIFEST]
         what a CUDA variant's whole sidecar build took (DIR: the wheel's build tree, e.g.
         build/cuda-cutlass after tools/wheelhouse.py build): CPU seconds per kernel library,
         the kernels' wall time at the build's job count, the libraries' sizes, and (MANIFEST: the
         cache slot's manifest.json) the wheel and its build's ccache hits;
         bench/results/cuda_sidecar_build.json and .png.
-    python bench/build_cost.py plot
+    python tools/build_cost.py plot
         bench/results/build_cost.png from both files, and cuda_arch_cost.png.
 
 A row keeps the build's wall time, ninja's per-object times (.ninja_log: the 20 slowest), the

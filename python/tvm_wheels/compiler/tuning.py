@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from . import pipeline, records
-from .target import for_compile
+from ..target import for_compile
 
 # MetaSchedule's 30 s builder timeout fails candidates when the machine is busy (measured: a
 # 64x256x128 matmul, 2 cores shared with another tuning run); a failed candidate is a lost trial.

@@ -30,7 +30,7 @@ import sys
 import time
 
 from . import measure, records
-from .target import for_compile
+from ..target import for_compile
 
 log = logging.getLogger("tvm_wheels.schedules")
 

@@ -18,7 +18,7 @@ import logging
 
 from . import rewrites, schedules
 from .fast_math import fast_math as fast_math_pass
-from .target import for_compile
+from ..target import for_compile
 
 log = logging.getLogger("tvm_wheels.pipeline")
 

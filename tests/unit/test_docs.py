@@ -1,0 +1,58 @@
+"""The documents as a newcomer reads them: the README's set-up is what CI runs, every link
+leads somewhere, and every table of results is the one its benchmark wrote."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", ROOT / "bench" / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_the_readme_test_command_is_what_ci_runs(readme_setup):
+    install, tests = readme_setup
+    assert install == "pip install ./"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(rf"^{re.escape(tests)}( --tier \"\$tier\")?$", ci, re.M), \
+        f"README's test command {tests!r} is not the one .ci/run runs"
+
+
+def test_the_readme_fits_two_screens_and_links_every_page_of_docs():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 130
+    pages = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))
+    assert len(pages) >= 8
+    missing = [p for p in [*pages, "bench/README.md", "CHANGELOG.md"] if f"]({p}" not in readme]
+    assert not missing, f"README.md does not link {missing}"
+
+
+def test_every_relative_link_leads_to_a_file():
+    broken = []
+    for doc in DOCS:
+        for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text()):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = target.split("#")[0]
+            if not (doc.parent / path).exists():
+                broken.append(f"{doc.relative_to(ROOT)} -> {target}")
+    assert not broken, broken
+
+
+def test_tables_of_results_are_generated_from_bench_results():
+    blocks = [m for d in DOCS for m in re.findall(r"<!-- generated:([a-z0-9_]+) -->", d.read_text())]
+    assert {"zoo", "resnet50_latency"} <= set(blocks), blocks
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "tables.py"), "--check"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_no_document_names_a_module_that_moved_away():
+    """The package's layers are folders now (tvm_wheels/compiler, tvm_wheels_build, tools/models)."""
+    gone = re.compile(r"tvm_wheels/(pipeline|rewrites|schedules|records|measure|fast_math|tuning|_metadata|wheel_variant)\.py"
+                      r"|tests/models|bench/(export_zoo|build_cost)\.py")
+    stale = [f"{d.relative_to(ROOT)}: {m.group(0)}" for d in DOCS if d.name != "CHANGELOG.md"
+             for m in gone.finditer(d.read_text())]
+    assert not stale, stale
