@@ -13,6 +13,7 @@ show them change in the same commit. Standard library only, so that it runs anyw
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -115,7 +116,9 @@ def stale() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if argv[1:] == ["--check"]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only say which blocks are out of step (exit 1)")
+    if parser.parse_args(argv[1:]).check:
         out = stale()
         for line in out:
             print(f"out of step with bench/results: {line} (fix: python bench/tables.py)", file=sys.stderr)

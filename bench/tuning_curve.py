@@ -9,6 +9,7 @@ task, ResNet-50 compiled with the database and timed). Writes bench/results/tuni
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ RESULTS = ROOT / "bench" / "results"
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     curves = {}
     for budget in sorted((ROOT / "tuning").glob("*/budget.json")):
         data = json.loads(budget.read_text())

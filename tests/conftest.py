@@ -131,7 +131,7 @@ def shell_lines(page: str) -> list[str]:
             language = line[3:].strip() if language is None else None
             continue
         if language in ("", "sh", "bash", "console"):
-            command = line.split("  #")[0].strip()
+            command = line.split(" #")[0].strip()  # a comment after the command
             if command and not command.startswith("#"):
                 lines.append(command)
     return lines

@@ -9,6 +9,7 @@ Python per entry (pyproject: [tool.cibuildwheel] build).
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -25,4 +26,5 @@ def matrix() -> dict:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     print(json.dumps(matrix()))

@@ -14,6 +14,7 @@ its `{name}-{version}-variants.json`.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import html
 import json
@@ -75,4 +76,8 @@ def _variant_index(wheels: Path, project: Path, by_label: dict) -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(build(Path(sys.argv[1]), Path(sys.argv[2])), indent=1))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("wheels", type=Path, help="a folder of built wheels")
+    parser.add_argument("index", type=Path, help="where to write the index")
+    args = parser.parse_args()
+    print(json.dumps(build(args.wheels, args.index), indent=1))

@@ -3,6 +3,7 @@ leads somewhere, and every table of results is the one its benchmark wrote."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -56,3 +57,55 @@ def test_no_document_names_a_module_that_moved_away():
     stale = [f"{d.relative_to(ROOT)}: {m.group(0)}" for d in DOCS if d.name != "CHANGELOG.md"
              for m in gone.finditer(d.read_text())]
     assert not stale, stale
+
+
+# Run a script until its command line is parsed, then stop: argparse's parse_args parses, then exits
+# 0 (a documented flag that the script does not have exits 2 with argparse's message).
+PARSE_ONLY = """
+import argparse, runpy, sys
+parse = argparse.ArgumentParser.parse_args
+def parse_only(self, args=None, namespace=None):
+    parse(self, args, namespace)
+    raise SystemExit(0)
+argparse.ArgumentParser.parse_args = parse_only
+target, sys.argv = sys.argv[1], sys.argv[1:]
+if target.endswith(".py") and "parse_args(" not in open(target).read():
+    sys.exit(f"{target} does not parse its command line (argparse): it would run here")
+if target.endswith(".py"):
+    sys.path.insert(0, target.rsplit("/", 1)[0])  # as `python script.py` does
+    runpy.run_path(target, run_name="__main__")
+else:
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
+"""
+def script_commands() -> list[tuple[str, list[str]]]:
+    """(document: line, argv) of every documented run of a script of tools/ or bench/ and of
+    the tvm-wheels command; optional parts in [brackets] are given."""
+    from conftest import shell_lines
+
+    found = []
+    for doc in DOCS:
+        for line in shell_lines(doc.relative_to(ROOT).as_posix()):
+            words = line.replace("[", "").replace("]", "").split()
+            if not words:
+                continue
+            if words[0].endswith("python") and len(words) > 1 and re.match(r"(tools|bench)/\S+\.py$", words[1]):
+                argv = [str(ROOT / words[1]), *words[2:]]
+            elif words[0] == "tvm-wheels":
+                argv = ["tvm_wheels", *words[1:]]
+            else:
+                continue
+            found.append((f"{doc.relative_to(ROOT)}: {line}", argv))  # placeholders (DIR, NAME) as they are
+    return found
+
+
+def test_every_documented_command_line_of_a_script_parses():
+    commands = script_commands()
+    assert len(commands) >= 10, commands
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), str(ROOT / "tools")]))
+    failed = []
+    for where, argv in commands:
+        proc = subprocess.run([sys.executable, "-c", PARSE_ONLY, *argv], capture_output=True, text=True, env=env,
+                              cwd=ROOT, timeout=120)
+        if proc.returncode != 0:
+            failed.append(f"{where}\n  {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}")
+    assert not failed, "\n".join(failed)
