@@ -341,10 +341,24 @@ def _rules_if_heavy(mod, target, new, entry, calls):
     return new, dataclasses.replace(entry, latency_us=us, measured=measured)
 
 
+def _schedule_one(func, target, databases, calls):
+    """(scheduled PrimFunc or None, Entry) for one function: its records, carried-over traces, or
+    the rules (timed where the function is heavy)."""
+    from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
+
+    work = _normalize_mod(func)  # the workload as MetaSchedule keys and schedules it
+    new, entry = _from_database(work, target, databases)
+    if new is None:
+        new = next(iter(_from_rules(work, target)), None)
+        entry = Entry("", "rules") if new is not None else Entry("", "unscheduled: no valid schedule")
+    if new is not None and entry.source.split(":")[0] in ("similar", "rules"):
+        new, entry = _rules_if_heavy(work, target, new, entry, calls)
+    return new, entry
+
+
 def schedule(mod, target, databases=None, report: list | None = None):
     """`mod` with every unscheduled PrimFunc scheduled; appends an Entry per function to `report`."""
     import tvm
-    from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
 
     target = for_compile(target)
     databases = records.for_target(target) if databases is None else databases
@@ -354,13 +368,14 @@ def schedule(mod, target, databases=None, report: list | None = None):
         if not isinstance(func, tvm.tirx.PrimFunc) or (func.attrs and func.attrs.get(SCHEDULED)):
             out[gv] = func
             continue
-        work = _normalize_mod(func)  # the workload as MetaSchedule keys and schedules it
-        new, entry = _from_database(work, target, databases)
-        if new is None:
-            new = next(iter(_from_rules(work, target)), None)
-            entry = Entry("", "rules") if new is not None else Entry("", "unscheduled: no valid schedule")
-        if new is not None and entry.source.split(":")[0] in ("similar", "rules"):
-            new, entry = _rules_if_heavy(work, target, new, entry, max(calls[gv.name_hint], 1))
+        try:
+            new, entry = _schedule_one(func, target, databases, max(calls[gv.name_hint], 1))
+        except Exception as e:  # noqa: BLE001  lookup, carry-over, rules, bounds check or timing
+            # a function nothing here can schedule keeps TVM's default lowering, as tvm.compile
+            # gives it, rather than failing a model that tvm.compile compiles
+            why = f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[-1]}"[:200]
+            log.warning("%s keeps TVM's default lowering: scheduling it raised %s", gv.name_hint, why)
+            new, entry = None, Entry("", f"unscheduled: {why}")
         if new is None:
             new = func
         else:
