@@ -124,11 +124,13 @@ class Database:
 def anchor_shape(mod):
     """(operator, loop extents) of a workload's anchor block: its block name without the numbering
     of fused copies (`matmul3`) or the Relax variable it was legalized from (layer norm's
-    `lv8_var_sum`), and the extents of its iteration variables; None without one."""
+    `lv8_var_sum`), and the extents of its iteration variables; None without one, or where an
+    extent is symbolic (a sequence axis left dynamic): no record's shape is near or far from it."""
+    import tvm
     from tvm.s_tir.analysis import find_anchor_sblock
 
     block = find_anchor_sblock(mod)
-    if block is None:
+    if block is None or not all(isinstance(v.dom.extent, tvm.tirx.IntImm) for v in block.iter_vars):
         return None
     extents = tuple(max(int(v.dom.extent), 1) for v in block.iter_vars)
     return re.sub(r"^lv\d+_|_?\d+$", "", block.name_hint), extents
