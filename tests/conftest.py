@@ -75,7 +75,9 @@ def _record_tier(path: Path, reporter, config, started: int) -> None:
         "ref": ref.stdout.strip(), "date": time.strftime("%Y-%m-%d %H:%M", time.gmtime(started)),
         "host": {"cores": os.cpu_count(), "machine": platform.machine(), "x86_64_level": host.x86_64_level()},
         "wall_s": round(time.time() - started), "passed": count("passed"), "failed": count("failed"),
-        "skipped": len(reporter.stats.get("skipped", [])), "limit_s": 4500}, indent=1) + "\n")
+        "skipped": len(reporter.stats.get("skipped", [])), "limit_s": 4500,
+        # what the run started from (new machine, warm ccache...), as the person who ran it says
+        "conditions": os.environ.get("TVM_WHEELS_CI_CONDITIONS", "")}, indent=1) + "\n")
 
 
 class OnX86Model(Venv):

@@ -105,7 +105,7 @@ def test_other_build_frontends_build_the_cpu_wheel(cpu_wheel, frontend, tmp_path
     subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "build", "uv"], env=env, check=True)
     shutil.rmtree(README_BUILD_DIR, ignore_errors=True)
     out = tmp_path / "dist"
-    command = frontend if frontend.startswith("uv pip") else f"{frontend} --outdir {out}"
+    command = frontend if frontend.startswith("uv pip") else f"{frontend} -o {out}"  # -o: both spell it so
     proc = subprocess.run(command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, f"{command}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     if frontend.startswith("uv pip"):
