@@ -68,7 +68,7 @@ def models(tmp: Path, torch_zoo: Path | None = None):
     """(name, model path, input name, input) of every model of the zoo; with the torch
     architectures that tools/export_zoo.py wrote to torch_zoo."""
     import onnx
-    from models.onnx_light import LIGHT, MODELS, testable
+    from models.onnx_light import LIGHT, MODELS, with_random_weights
 
     for path in sorted(torch_zoo.glob("*.onnx")) if torch_zoo else []:
         ((input_name, x),) = np.load(path.with_suffix(".npz")).items()
@@ -80,7 +80,7 @@ def models(tmp: Path, torch_zoo: Path | None = None):
         yield name, path, "input", resnet50.sample_input(seed=1)
     for name in MODELS:
         rng = np.random.default_rng(0)
-        model = testable(onnx.load(os.path.join(LIGHT, f"light_{name}.onnx")), rng)
+        model = with_random_weights(onnx.load(os.path.join(LIGHT, f"light_{name}.onnx")), rng)
         path = tmp / f"{name}.onnx"
         onnx.save(model, path)
         weights = {i.name for i in model.graph.initializer}

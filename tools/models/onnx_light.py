@@ -1,5 +1,5 @@
 """ONNX's own model zoo, the light versions shipped in the onnx package (onnx.backend.test data),
-made testable: the tier-1 test of tvm_wheels.compile on graphs as the ONNX importer writes them
+made testable (random weights around their constant ones): the tier-1 test of tvm_wheels.compile on graphs as the ONNX importer writes them
 (tests/wheel/test_onnx_zoo.py) and bench/zoo.py read the same list and the same weights."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet
           "vgg19", "zfnet512"]
 
 
-def testable(model, rng):
+def with_random_weights(model, rng):
     """Each ConstantOfShape weight becomes an initializer of random values around its own, and
     the output is the scores before a final Softmax (which saturates to 0 and 1 here)."""
     graph = model.graph
