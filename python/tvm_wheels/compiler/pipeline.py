@@ -182,7 +182,8 @@ def split_layout_rewrites():
         if not kept:
             return relax.transform.SplitLayoutRewritePreproc()(mod)
         split = relax.transform.SplitLayoutRewritePreproc()(
-            tvm.IRModule({gv: f for gv, f in mod.functions_items() if gv not in kept}, attrs=mod.attrs))
+            tvm.IRModule({gv: f for gv, f in mod.functions_items() if gv not in kept}, attrs=mod.attrs,
+                         global_infos=mod.global_infos))
         for gv, func in kept.items():
             split[gv] = func
         return split
@@ -241,7 +242,7 @@ def compile(mod, target=None, *, databases=None, report: list | None = None, fas
     except Exception as e:  # noqa: BLE001
         # Never fail where tvm.compile works: what this pipeline cannot handle (a graph rewrite or
         # a TVM pass that stops on a shape or an op it has not met) compiles with TVM's own.
-        why = f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[-1]}"[:300]
+        why = schedules.error_line(e, 300)
         log.warning("this project's pipeline failed (%s); compiling with TVM's default pipeline, "
                     "no function scheduled", why)
         ex = tvm.compile(mod, target=target, **kwargs)

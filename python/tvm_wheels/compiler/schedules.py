@@ -341,6 +341,12 @@ def _rules_if_heavy(mod, target, new, entry, calls):
     return new, dataclasses.replace(entry, latency_us=us, measured=measured)
 
 
+def error_line(e: Exception, limit: int) -> str:
+    """An exception as one line of a report entry or a warning: its type and its last line (TVM's
+    errors end with the check that failed, after the C++ traceback)."""
+    return f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[-1]}"[:limit]
+
+
 def _schedule_one(func, target, databases, calls):
     """(scheduled PrimFunc or None, Entry) for one function: its records, carried-over traces, or
     the rules (timed where the function is heavy)."""
@@ -373,7 +379,7 @@ def schedule(mod, target, databases=None, report: list | None = None):
         except Exception as e:  # noqa: BLE001  lookup, carry-over, rules, bounds check or timing
             # a function nothing here can schedule keeps TVM's default lowering, as tvm.compile
             # gives it, rather than failing a model that tvm.compile compiles
-            why = f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[-1]}"[:200]
+            why = error_line(e, 200)
             log.warning("%s keeps TVM's default lowering: scheduling it raised %s", gv.name_hint, why)
             new, entry = None, Entry("", f"unscheduled: {why}")
         if new is None:
