@@ -124,31 +124,35 @@ def _wheel(variant: str) -> Path:
     return wheelhouse.build(variant)
 
 
-def shell_lines(page: str) -> list[str]:
-    """The command lines of a document's shell code blocks (```sh, ```bash, ```console or a bare
-    fence), comments dropped, in order: the commands as a reader copies them."""
-    lines, language = [], None
+def shell_blocks(page: str) -> list[list[str]]:
+    """The command lines of each of a document's shell code blocks (```sh, ```bash, ```console or
+    a bare fence), comments dropped: the commands as a reader copies them."""
+    blocks, language = [], None
     for line in (ROOT / page).read_text().splitlines():
         if line.startswith("```"):
             language = line[3:].strip() if language is None else None
+            if language in ("", "sh", "bash", "console"):
+                blocks.append([])
             continue
         if language in ("", "sh", "bash", "console"):
             command = line.split(" #")[0].strip()  # a comment after the command
             if command and not command.startswith("#"):
-                lines.append(command)
-    return lines
+                blocks[-1].append(command)
+    return blocks
+
+
+def shell_lines(page: str) -> list[str]:
+    """Every command line of a document's shell code blocks, in order."""
+    return [line for block in shell_blocks(page) for line in block]
 
 
 @pytest.fixture(scope="session")
 def readme_setup() -> tuple[str, str]:
-    """The README's two set-up commands, as a newcomer copies them: the first two lines of its
-    first code block (build and install; run the tests)."""
-    text = (ROOT / "README.md").read_text()
-    first = text.split("```", 2)
-    assert len(first) == 3 and first[1].split("\n", 1)[0] in ("sh", "bash", ""), "README.md's first code block " \
-        "should be the set-up commands"
-    commands = [line.split("  #")[0].strip() for line in first[1].split("\n", 1)[1].splitlines()]
-    commands = [c for c in commands if c]
+    """The README's two set-up commands, as a newcomer copies them: its first code block (build
+    and install; run the tests)."""
+    assert (ROOT / "README.md").read_text().split("```", 2)[1].split("\n", 1)[0] in ("sh", "bash", ""), \
+        "README.md's first code block should be the set-up commands"
+    commands = shell_blocks("README.md")[0]
     assert len(commands) == 2, f"README's first code block should be the two set-up commands: {commands}"
     return commands[0], commands[1]
 
