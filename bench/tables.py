@@ -88,7 +88,18 @@ def ci_tier1(data: dict) -> str:
         f"{data['wall_s'] / data['limit_s']:.0%} |"])
 
 
-TABLES = {"zoo": zoo, "ci_tier1": ci_tier1, "resnet50_latency": resnet50_latency, "build_cost": build_cost, "build_levers": build_levers}
+def rpc_tune(data: dict) -> str:
+    """bench/rpc_tune.py: the same tune here and through 1 and 2 loopback RPC servers, one run."""
+    lines = [f"| {data['trials']} trials of {data['model']} | wall | best found | modules each server loaded |",
+             "|---|---|---|---|"]
+    for r in data["rows"]:
+        lines.append(f"| {r['runner']} | {r['seconds']:.0f} s | {r['best']} | {', '.join(map(str, r['loaded'])) or '-'} |")
+    lines += ["", f"Measured {data['date']} on {data['host']['cores']} cores ({data['host']['cpu']}); the servers "
+              "share those cores with the builder and with each other."]
+    return "\n".join(lines)
+
+
+TABLES = {"zoo": zoo, "rpc_tune": rpc_tune, "ci_tier1": ci_tier1, "resnet50_latency": resnet50_latency, "build_cost": build_cost, "build_levers": build_levers}
 
 
 def render(name: str) -> str:

@@ -118,6 +118,24 @@ class QemuPython(Venv):
         return qemu_python.environment(self.path)
 
 
+# On the x86 compiling machine: the ONNX model $MODEL compiled for a Jetson Orin's CPU and exported
+# with the cross toolchain to $OUT (the README's three lines); `result` holds the report. PRINT
+# prints it, after whatever else a test adds to it.
+COMPILE_FOR_ORIN = """
+import json, os, numpy as np, onnx, tvm, tvm_wheels, tvm_wheels.target
+from tvm import relax
+from tvm.relax.frontend.onnx import from_onnx
+from tvm_wheels import remote
+model = onnx.load(os.environ["MODEL"])
+report = []
+target = tvm_wheels.target.orin()
+ex = tvm_wheels.compile(from_onnx(model, keep_params_in_input=False), target, report=report)
+ex.export_library(os.environ["OUT"], fcompile=tvm_wheels.target.toolchain(target))
+result = {"report": {e.function: e.source for e in report}}
+"""
+PRINT = "print(json.dumps(result))\n"
+
+
 def _wheel(variant: str) -> Path:
     import wheelhouse
 
@@ -243,6 +261,22 @@ def cuda_venv(cuda_wheel, tmp_path_factory) -> Venv:
 @pytest.fixture(scope="session")
 def runtime_venv(runtime_wheel, tmp_path_factory) -> Venv:
     return make_venv(tmp_path_factory.mktemp("venv-runtime"), "tvm-wheels runtime", str(runtime_wheel))
+
+
+@pytest.fixture(scope="session")
+def tune_venv(cpu_wheel, tmp_path_factory) -> Venv:
+    """The compiling machine of the RPC tests: the cpu wheel with its [tune] extra (MetaSchedule's
+    workers, tornado for TVM's tracker)."""
+    return make_venv(tmp_path_factory.mktemp("venv-tune-cpu"), "tvm-wheels cpu[tune]", f"{cpu_wheel}[tune]")
+
+
+@pytest.fixture(scope="session")
+def rpc_tracker(tune_venv, tmp_path_factory):
+    """TVM's RPC tracker on 127.0.0.1 (tools/loopback.py) for the session's RPC tests: its HOST:PORT."""
+    import loopback
+
+    with loopback.tracker(tune_venv.argv(), tmp_path_factory.mktemp("rpc-tracker")) as address:
+        yield address
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ Run with the Python of a venv where that variant's wheel is installed, on a mach
 variant's CPU features; the target is the variant's default (tvm_wheels.target.host()):
 
     python tools/tune_db.py --trials 8,16,32
+    python tools/tune_db.py --mcpu x86-64-v3 --rpc 127.0.0.1:9190 --key x86-v3   # measured on AVX2 servers
 
 Tunes the documented workload set (WORKLOADS) in rounds: every task to 8 measured trials,
 then to 16, then 32. Each round resumes from the search history (--work), so a stopped run
@@ -12,7 +13,9 @@ loses nothing, and a round no larger than the shipped database's budget counts i
 as done: on a machine without the history, a workload added to WORKLOADS is all that is tuned.
 After each round it compiles ResNet-50 with the database and measures its latency: the curve
 of latency vs trials is kept with the budget in budget.json beside the database, in
-tuning/<target id>/ (the preset's TVM_WHEEL_TUNING_DB names it).
+tuning/<target id>/ (the preset's TVM_WHEEL_TUNING_DB names it). With --rpc, the candidates are
+measured on a tracker's servers (docs/remote.md), and where the target's code cannot run on this
+machine the latency curve is left empty (null).
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def main() -> int:
     import tvm
 
     from tvm_wheels import buildinfo, host
-    from tvm_wheels.compiler import pipeline, records, tuning
+    from tvm_wheels.compiler import measure, pipeline, records, tuning
     from tvm_wheels.target import for_compile
 
     parser = argparse.ArgumentParser()
@@ -75,6 +78,8 @@ def main() -> int:
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help="which of WORKLOADS to tune, comma-separated (a level's first database: "
                              "resnet50,bert_block, as the x86-64-v3 and v2 ones were)")
+    parser.add_argument("--rpc", default=None, metavar="HOST:PORT", help="measure on this RPC tracker's servers")
+    parser.add_argument("--key", default=None, help="with --rpc: the key the servers registered under")
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "tvm-wheels" / "tune-db",
                         help="the full search history, kept to resume")
     args = parser.parse_args()
@@ -82,6 +87,18 @@ def main() -> int:
     target = for_compile(None)
     if args.mcpu:
         target = tvm.target.Target({**dict(target.export()), "mcpu": args.mcpu})
+    if bool(args.rpc) != bool(args.key):
+        parser.error("--rpc HOST:PORT and --key KEY go together")
+    servers = None
+    if args.rpc:
+        from tvm_wheels import remote
+
+        try:
+            servers = remote.connect(args.rpc, args.key, target)
+        except remote.RemoteError as e:
+            print(e, file=sys.stderr)
+            return 2
+        print(f"measuring on {servers}", flush=True)
     tid = records.target_id(target)
     budget_path = args.out / tid / "budget.json"
     budget = json.loads(budget_path.read_text()) if budget_path.exists() else {"rounds": []}
@@ -113,7 +130,7 @@ def main() -> int:
         tuned = shipped if shipped is not None and trials <= budget.get("trials_per_task", 0) else None
         for name, mod in mods.items():
             print(f"== {name}: {trials} trials per task", flush=True)
-            db = tuning.tune(mod, target, args.work, trials, logs=logs / name, tuned=tuned,
+            db = tuning.tune(mod, target, args.work, trials, logs=logs / name, tuned=tuned, servers=servers,
                              progress=lambda line: print(line, flush=True))
         seconds = time.monotonic() - start
         ran = measured() > before
@@ -124,14 +141,15 @@ def main() -> int:
         # history); where ResNet-50 came from the shipped records (best of the full budget), the
         # round's own measurement stands
         ms = prev["resnet50_ms"] if tuned is not None and "resnet50_ms" in prev else \
-            latency_ms(mods["resnet50"], resnet50, target, budget_db)
-        print(f"== round {trials}: {seconds / 60:.1f} min, ResNet-50 {ms:.1f} ms", flush=True)
+            latency_ms(mods["resnet50"], resnet50, target, budget_db) if measure.runs_here(target) else None
+        print(f"== round {trials}: {seconds / 60:.1f} min, ResNet-50 "
+              + (f"{ms:.1f} ms" if ms is not None else "not run (the target's code does not run here)"), flush=True)
         # seconds: tuning time of the round, summed over the runs that resumed it
         # (None: tuned by runs that did not record their time)
         total = (prev["seconds"] or 0.0) + seconds if ran or prev["seconds"] is not None else None
         budget["rounds"] = sorted([r for r in budget["rounds"] if r is not prev] + [{
             "trials_per_task": trials, "seconds": None if total is None else round(total, 1),
-            "resnet50_ms": round(ms, 2)}],
+            "resnet50_ms": None if ms is None else round(ms, 2)}],
             key=lambda r: r["trials_per_task"])
         budget.update({
             "target": json.loads(str(target)), "target_id": tid, "workloads": sorted(workloads),

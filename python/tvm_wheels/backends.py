@@ -61,11 +61,23 @@ def nvrtc_environment(info: dict, environ: dict, site: Path | None = None) -> di
     return env
 
 
+def _runtime_extra() -> None:
+    """libtvm_runtime_extra (the random fill MetaSchedule measures with, disco, ...) is loaded by
+    TVM's import only beside its compiler; the runtime wheel ships it too, and an RPC server of it
+    (tvm-wheels rpc-server) needs it to measure candidates."""
+    from tvm import base
+
+    path = _lib_dir() / "libtvm_runtime_extra.so"
+    if "tvm_runtime_extra" not in base._LOADED_LIBS and path.exists():
+        base._LOADED_LIBS["tvm_runtime_extra"] = ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)
+
+
 def autoload() -> None:
     try:
         info = buildinfo.load()
     except buildinfo.NotBuilt:
         return
+    _runtime_extra()
     if not info.get("cuda_version"):
         return
     os.environ.update(nvrtc_environment(info, os.environ))

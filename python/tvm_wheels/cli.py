@@ -7,6 +7,9 @@
                                    exit 0 pass, 1 warnings, 2 failures
     tvm-wheels tune MODEL.onnx [--trials N] [--out DIR]   tune a model for this host; later
                                    tvm_wheels.compile calls use the records
+                 [--rpc HOST:PORT --key KEY]   measured on a tracker's servers instead
+    tvm-wheels rpc-server --tracker HOST:PORT --key KEY [--host ADDR]   serve this machine to a
+                                   tracker (TVM's RPC server; trusted networks only)
 """
 
 from __future__ import annotations
@@ -138,15 +141,47 @@ def cmd_tune(args) -> int:
     if not model.is_file():
         print(f"tvm-wheels tune: no such file: {model}", file=sys.stderr)
         return 2
-    target = for_compile(json.loads(args.target) if args.target else None)
+    if bool(args.rpc) != bool(args.key):
+        print("tvm-wheels tune: --rpc and --key go together: the tracker's address and the key its servers "
+              "registered under. Fix: --rpc HOST:PORT --key KEY", file=sys.stderr)
+        return 2
+    from . import target as targets
+
+    target = for_compile(targets.orin() if args.target == "orin" else
+                         json.loads(args.target) if args.target else None)
+    servers = None
+    if args.rpc:
+        from . import remote
+
+        try:  # before anything is written: a server that cannot measure stops the tune here
+            targets.cross_compiler(target)
+            servers = remote.connect(args.rpc, args.key, target)
+        except (remote.RemoteError, RuntimeError) as e:
+            print(e, file=sys.stderr)
+            return 2
     out = Path(args.out) if args.out else records.user_root()
     mod = pipeline.from_onnx(model)
     print(f"tuning {model.name} for {records.target_id(target)} ({target.attrs['num-cores']} cores), "
-          f"{args.trials} measured trials per task, into {out / records.target_id(target)}", flush=True)
-    tuning.tune(mod, target, out, args.trials, progress=lambda line: print(line, flush=True))
+          f"{args.trials} measured trials per task, into {out / records.target_id(target)}"
+          + (f", measured on {servers}" if servers else ""), flush=True)
+    tuning.tune(mod, target, out, args.trials, progress=lambda line: print(line, flush=True), servers=servers)
     print("done. tvm_wheels.compile uses these records for this target"
           + ("" if out == records.user_root() else f" when TVM_WHEELS_TUNING_DB={out}")
           + "; run again with a higher --trials to continue from them")
+    return 0
+
+
+def cmd_rpc_server(args) -> int:
+    from . import remote
+
+    try:
+        remote.serve(args.tracker, args.key, host=args.host, port=args.port, port_end=args.port_end,
+                     custom_addr=args.custom_addr)
+    except remote.RemoteError as e:
+        print(e, file=sys.stderr, flush=True)
+        import os
+
+        os._exit(2)  # TVM's listening thread, if it started, is not a daemon: it would keep this process
     return 0
 
 
@@ -170,8 +205,21 @@ def main(argv: list[str] | None = None) -> int:
     tune.add_argument("--out", default=None,
                       help="database root (default: $TVM_WHEELS_TUNING_DB or ~/.cache/tvm-wheels/tuning)")
     tune.add_argument("--target", default=None, help='target as JSON (default: the variant\'s, e.g. '
-                      '\'{"kind": "llvm", "mcpu": "x86-64-v4"}\')')
+                      '\'{"kind": "llvm", "mcpu": "x86-64-v4"}\'), or orin (tvm_wheels.target.orin())')
+    tune.add_argument("--rpc", default=None, metavar="HOST:PORT",
+                      help="measure on the servers of this RPC tracker (python -m tvm.exec.rpc_tracker) instead of here")
+    tune.add_argument("--key", default=None, help="with --rpc: the key the servers registered under")
     tune.set_defaults(func=cmd_tune)
+    server = sub.add_parser("rpc-server", help="TVM's RPC server for a tracker: runs the code it is sent, "
+                            "so trusted networks only")
+    server.add_argument("--tracker", default=None, metavar="HOST:PORT", help="register at this tracker")
+    server.add_argument("--key", required=True, help="the key clients ask the tracker for (e.g. orin, x86-v4)")
+    server.add_argument("--host", default="127.0.0.1",
+                        help="the address to listen on (default: loopback only; a device on a network: its address)")
+    server.add_argument("--port", type=int, default=9090, help="first port to try")
+    server.add_argument("--port-end", type=int, default=None, help="the first port not to try (default: --port + 100)")
+    server.add_argument("--custom-addr", default=None, help="the address the tracker gives clients, if not --host's")
+    server.set_defaults(func=cmd_rpc_server)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

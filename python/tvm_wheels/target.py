@@ -4,13 +4,16 @@
     tvm_wheels.target.host()      # e.g. {"kind": "llvm", "mcpu": "x86-64-v4", "mattr": ["-prefer-256-bit"]}
     tvm_wheels.compile(mod)       # compiles for it, with schedules (tvm_wheels.compiler.schedules)
     tvm_wheels.target.cuda()      # a CUDA variant: the GPU here, or the wheel's first arch without one
+    tvm_wheels.target.orin()      # another machine's: a Jetson Orin's CPU (gpu=True: and its GPU)
+    ex.export_library("model.so", fcompile=tvm_wheels.target.toolchain(target))   # its compiler
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 
-from . import buildinfo, host as machine
+from . import buildinfo, host as machine, variants
 
 log = logging.getLogger("tvm_wheels.target")
 # TVM_WHEEL_HOST_TARGET values that name no LLVM mcpu but say how to find one where it runs
@@ -81,3 +84,78 @@ def cuda(arch: str | None = None):
         else:
             arch = f"sm_{archs[0]}"
     return tvm.target.Target({"kind": "cuda", "arch": arch}, host=host())
+
+
+# Orin modules have 6 (Nano), 8 (NX) or 12 (AGX) Cortex-A78AE cores: MetaSchedule's rules size
+# parallel loops by num-cores, and TVM's thread pool splits them over the cores there are.
+ORIN_CORES = 8
+# The C++ compiler that links a shared library for another architecture (Debian's cross
+# toolchains, g++-<triple>); this machine's own is TVM's default.
+CROSS_COMPILERS = {"aarch64": "aarch64-linux-gnu-g++"}
+
+
+def for_variant(name: str, cores: int):
+    """The CPU target of another machine that runs the named variant's wheel, from its preset
+    (architecture, TVM_WHEEL_HOST_TARGET, TVM_WHEEL_HOST_MATTR): code compiled here for it."""
+    import tvm
+
+    v = variants.load(name)
+    if not v.host_target or v.host_target in (NATIVE, LEVEL):
+        raise RuntimeError(f"tvm-wheels: the {name} variant's target is not fixed ({v.host_target or 'no compiler'}): "
+                           f"it depends on the CPU it runs on. Fix: give the target's mcpu, "
+                           f"tvm.target.Target({{'kind': 'llvm', 'mcpu': ...}})")
+    spec = {"kind": "llvm", "mtriple": f"{v.archs[0]}-linux-gnu", "mcpu": v.host_target, "num-cores": cores}
+    if v.host_mattr:
+        spec["mattr"] = list(v.host_mattr)
+    return tvm.target.Target(spec)
+
+
+def orin(gpu: bool = False, cores: int = ORIN_CORES):
+    """A Jetson Orin (the aarch64-orin wheel): its Cortex-A78AE, or with gpu=True its GPU (sm_87)
+    with that CPU as host. Compile here, export with toolchain(target), run there."""
+    import tvm
+
+    cpu = for_variant("aarch64-orin", cores)
+    if not gpu:
+        return cpu
+    arch = variants.load("aarch64-orin").cuda_archs[0]
+    return tvm.target.Target({"kind": "cuda", "arch": f"sm_{arch}"}, host=cpu)
+
+
+def spec(target) -> dict:
+    """A target as the dict it exports (kind, mtriple, mcpu, host, ...); a dict as it is."""
+    return dict(target) if isinstance(target, dict) else dict(target.export())
+
+
+def arch(target) -> str:
+    """The architecture of a target's CPU code (tvm.target.Target or its spec): its mtriple, or
+    its host's for a GPU target; this machine's where none is named."""
+    t = spec(target)
+    cpu = spec(t["host"]) if t.get("kind") != "llvm" and t.get("host") else t
+    triple = str(cpu.get("mtriple") or "") if cpu.get("kind") == "llvm" else ""
+    return triple.split("-")[0] if triple else machine.machine()
+
+
+def cross_compiler(target) -> str | None:
+    """The compiler that links a library of `target`'s CPU code: None where that is this
+    machine's architecture (TVM's default), else the cross compiler, which must be on PATH."""
+    to = arch(target)
+    if to == machine.machine():
+        return None
+    compiler = CROSS_COMPILERS.get(to)
+    if compiler is None:
+        raise RuntimeError(f"tvm-wheels: no cross toolchain is known for {to} (known: {', '.join(CROSS_COMPILERS)}). "
+                           f"Fix: export_library(path, fcompile=tvm.support.cc.cross_compiler('<your {to} g++>'))")
+    if shutil.which(compiler) is None:
+        raise RuntimeError(f"tvm-wheels: {compiler} is not on PATH; it links the library for {to}. "
+                           f"Fix: apt-get install g++-{compiler.rsplit('-g++', 1)[0]}")
+    return compiler
+
+
+def toolchain(target):
+    """export_library's fcompile for `target`: None (TVM's default) for this machine, else the
+    cross compiler (cross_compiler)."""
+    from tvm.support import cc
+
+    compiler = cross_compiler(target)
+    return None if compiler is None else cc.cross_compiler(compiler)

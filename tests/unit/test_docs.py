@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -85,7 +86,7 @@ def script_commands() -> list[tuple[str, list[str]]]:
     found = []
     for doc in DOCS:
         for line in shell_lines(doc.relative_to(ROOT).as_posix()):
-            words = line.replace("[", "").replace("]", "").split()
+            words = shlex.split(line.replace("[", "").replace("]", ""))  # as the shell splits it
             if not words:
                 continue
             if words[0].endswith("python") and len(words) > 1 and re.match(r"(tools|bench)/\S+\.py$", words[1]):

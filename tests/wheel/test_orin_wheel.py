@@ -1,7 +1,8 @@
 """The aarch64-orin wheel (tier 2), cross-built on this machine and run under qemu-user in
 Debian's aarch64 Python (tools/qemu_python.py): its files, `import tvm` and `tvm-wheels info`,
-a model compiled for Orin's CPU and run against numpy, CUDA source for the Orin GPU (sm_87), and
-the import guard on an aarch64 CPU without the features the wheel is built for. GPU execution
+a model compiled for Orin's CPU and run against numpy, CUDA source for the Orin GPU (sm_87), the
+import guard on an aarch64 CPU without the features the wheel is built for, and the wheel as an
+RPC server that the x86 cpu wheel compiles for, runs on and tunes through. GPU execution
 and JetPack's own libcudart need a board (README: aarch64-orin)."""
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ import json
 import re
 import subprocess
 import textwrap
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from models import gpu_mlp
+import loopback
+from conftest import COMPILE_FOR_ORIN, PRINT
+from models import dense, gpu_mlp
 from tvm_wheels import variants
 
 pytestmark = [pytest.mark.wheel, pytest.mark.tier2]
@@ -136,3 +140,47 @@ def test_guard_refuses_a_cpu_without_orins_features(orin_python):
     assert "ImportError: tvm-wheels: this apache-tvm wheel is the aarch64-orin variant" in proc.stderr
     assert "lacks ASIMDHP, ASIMDDP" in proc.stderr
     assert "illegal instruction" in proc.stderr and "Fix:" in proc.stderr
+
+
+# RUN_THERE, after conftest's COMPILE_FOR_ORIN: the library run on the server under the key
+# through RPC (tvm_wheels.remote.session, which checks the server first), compared with numpy.
+RUN_THERE = """
+sess = remote.session(os.environ["TRACKER"], "orin", target)
+sess.upload(os.environ["OUT"])
+vm = relax.VirtualMachine(sess.load_module(os.path.basename(os.environ["OUT"])), sess.cpu())
+x = np.random.default_rng(1).standard_normal((64, 256)).astype("float32")
+got = vm["main"](tvm.runtime.tensor(x, sess.cpu())).numpy()
+w, b = (onnx.numpy_helper.to_array(t) for t in model.graph.initializer)
+want = np.maximum(x @ w + b, 0)
+result.update(err=float(np.abs(got - want).max()), scale=float(np.abs(want).max()))
+"""
+
+def test_compiled_on_x86_run_and_tuned_on_an_orin_rpc_server_under_qemu(orin_python, tune_venv, rpc_tracker, tmp_path):
+    """The Orin wheel as `tvm-wheels rpc-server` under qemu, at the tracker: a model compiled by
+    the cpu wheel runs there and matches numpy; a tune for the Orin's CPU measures its candidates
+    there (built and linked on x86) and compile then takes the records. Qemu's timings mean
+    nothing for the board's speed."""
+    dense.write(tmp_path / "dense.onnx")
+    env = {"MODEL": str(tmp_path / "dense.onnx"), "TRACKER": rpc_tracker, "OUT": str(tmp_path / "model.so")}
+    qemu = orin_python()
+    with loopback.server(qemu.argv(), rpc_tracker, "orin", tmp_path, env=qemu.environ(), ready_s=300) as server:
+        start = time.monotonic()
+        got = tune_venv.json(COMPILE_FOR_ORIN + RUN_THERE + PRINT, env=env)
+        print(f"compile here, run under qemu: {time.monotonic() - start:.1f} s, max abs err {got['err']:.3g}")
+        assert got["report"] == {"fused_matmul_add_relu": "rules"}, got
+        assert got["err"] <= 1e-4 * got["scale"], got
+        assert loopback.loaded(server) == 1
+
+        start = time.monotonic()
+        tune = subprocess.run([str(tune_venv.bin("tvm-wheels")), "tune", env["MODEL"], "--trials", "4", "--target", "orin",
+                               "--out", str(tmp_path / "db"), "--rpc", rpc_tracker, "--key", "orin"],
+                              capture_output=True, text=True, timeout=900)
+        print(f"tune for the Orin through 1 server under qemu: {time.monotonic() - start:.1f} s")
+        assert tune.returncode == 0, tune.stdout[-2000:] + tune.stderr[-3000:]
+        assert f"measured on 1 server under 'orin' at {rpc_tracker}" in tune.stdout
+        assert "fused_matmul_add_relu (x1): 4 trials, best" in tune.stdout, tune.stdout
+        assert loopback.loaded(server) >= 1 + 4
+    db = tmp_path / "db" / "llvm-cortex-a78ae"
+    assert len((db / "database_tuning_record.json").read_text().splitlines()) == 4
+    got = tune_venv.json(COMPILE_FOR_ORIN + PRINT, env={**env, "TVM_WHEELS_TUNING_DB": str(tmp_path / "db")})
+    assert got["report"] == {"fused_matmul_add_relu": f"database:{db}"}, got

@@ -15,7 +15,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from models import mobilenet_v2, resnet50, transformer
+from models import dense, mobilenet_v2, resnet50, transformer
 
 pytestmark = pytest.mark.wheel
 
@@ -363,23 +363,8 @@ def test_a_wheel_ships_only_its_own_databases_with_their_budgets(request, varian
         assert budget["target_id"] == i and budget["rounds"], budget
 
 
-def _mlp(path, seed=0):
-    """A one-task ONNX model: relu(x @ w + b), 64x256 @ 256x128."""
-    rng = np.random.default_rng(seed)
-    w = numpy_helper.from_array(rng.standard_normal((256, 128)).astype(np.float32) / 16, "w")
-    b = numpy_helper.from_array(rng.standard_normal(128).astype(np.float32), "b")
-    nodes = [helper.make_node("MatMul", ["input", "w"], ["mm"]), helper.make_node("Add", ["mm", "b"], ["y"]),
-             helper.make_node("Relu", ["y"], ["output"])]
-    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [64, 256])],
-                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [64, 128])], [w, b])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    path.write_bytes(model.SerializeToString())
-    return model
-
-
 def test_tune_says_what_to_install_when_its_dependencies_are_missing(avx512_venv, tmp_path):
-    _mlp(tmp_path / "mlp.onnx")
+    dense.write(tmp_path / "mlp.onnx")
     proc = avx512_venv.run(f"""
         import sys
         from tvm_wheels.cli import main
@@ -405,7 +390,7 @@ def test_tune_writes_records_that_compile_uses_for_this_target_only(avx512_wheel
 
     venv = make_venv(tmp_path_factory.mktemp("venv-tune"), "tvm-wheels cpu-avx512[tune]", f"{avx512_wheel}[tune]")
     d, db = tmp_path_factory.mktemp("tune-model"), tmp_path_factory.mktemp("tune-db")
-    model = _mlp(d / "mlp.onnx")
+    model = dense.write(d / "mlp.onnx")
     tune = [str(venv.bin("tvm-wheels")), "tune", str(d / "mlp.onnx"), "--trials", "4", "--out", str(db)]
     import subprocess
 

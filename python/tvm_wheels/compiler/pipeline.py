@@ -117,10 +117,16 @@ def fold_weight_prepack(target):
     relax.transform.SplitLayoutRewritePreproc moves a schedule's weight reorderings into
     *_weight_prepack functions; relax.transform.FoldConstant leaves those in place, because it
     folds only calls with one output and they return one tensor per weight (a tuple, or the
-    tensor itself when the function reorders one weight)."""
+    tensor itself when the function reorders one weight). They run here: for a target of another
+    machine (an Orin's CPU), compiled for this one, since a reordering is the same on every CPU."""
     import tvm
     from tvm import relax
     from tvm.relax.expr_functor import PyExprMutator, mutator
+
+    from . import measure
+
+    if not measure.runs_here(target):
+        target = tvm.target.Target("llvm")
 
     call_tir = tvm.ir.Op.get("relax.call_tir")
 
