@@ -26,6 +26,7 @@ import itertools
 import logging
 import math
 import os
+import re
 import sys
 import time
 
@@ -182,41 +183,52 @@ def _from_similar(mod, record, target):
 
 
 def _in_bounds(scheduled, original, record=None) -> bool:
-    """Whether no access of `scheduled` provably falls outside its buffer (TVM's OOBChecker), or
-    else the checker flags `original`, the function before scheduling, or the schedule of the
-    `record` whose trace made `scheduled` (as tuned: it ran): its bounds of an index are loose
-    (ShuffleNet v2's channel shuffles, div and mod of fused loops; a stride-2 depthwise
-    convolution's padding inlined, a read of row -1 where the pad's condition is false), so
-    what it reports there says nothing of the schedule. A trace applied where the anchor's
-    epilogue covers fewer rows than the anchor (a dense layer padded to 200 rows, cut to 197
-    before its residual add) can move the epilogue into the anchor's tiles without a bound:
-    measured, writes past the output, a corrupted heap."""
-    return (_proved_in_bounds(scheduled) or _flagged_unscheduled(original)
-            or (record is not None and _flagged_as_tuned(record)))
+    """Whether `scheduled` may be taken: TVM's OOBChecker proves no access of it outside its
+    buffer, or it reports one and also reports one in `original`, the function before
+    scheduling, or in the schedule of the `record` whose trace made `scheduled` (as tuned: it
+    ran): its bounds of an index are loose there (ShuffleNet v2's channel shuffles, div and mod
+    of fused loops; a stride-2 depthwise convolution's padding inlined, a read of row -1 where
+    the pad's condition is false), so what it reports says nothing of the schedule. A candidate
+    the checker fails on (an error that is not its report) is not taken, and a failure on
+    `original` is no report: it does not switch the check off. A trace applied where the
+    anchor's epilogue covers fewer rows than the anchor (a dense layer padded to 200 rows, cut
+    to 197 before its residual add) can move the epilogue into the anchor's tiles without a
+    bound: measured, writes past the output, a corrupted heap."""
+    found = _bounds(scheduled)
+    if found != FLAGGED:
+        return found == PROVED
+    return _flagged_unscheduled(original) or (record is not None and _flagged_as_tuned(record))
 
 
 @functools.lru_cache(maxsize=1)  # keyed by the object: the function whose candidates are being checked
 def _flagged_unscheduled(original) -> bool:
-    """Whether the checker flags the function before scheduling (ShuffleNet's shuffles: then every
-    rejected sample of the rules would check it again, report included)."""
-    return not _proved_in_bounds(original)
+    """Whether the checker reports an access out of bounds in the function before scheduling
+    (ShuffleNet's shuffles: then every rejected sample of the rules would check it again)."""
+    return _bounds(original) == FLAGGED
 
 
 @functools.lru_cache(maxsize=64)  # keyed by the object: a record carried over to several functions
 def _flagged_as_tuned(record) -> bool:
-    return not _proved_in_bounds(_as_tuned(record))
+    return _bounds(_as_tuned(record)) == FLAGGED
 
 
-def _proved_in_bounds(mod) -> bool:
+PROVED, FLAGGED, FAILED = "proved", "flagged", "failed"
+OOB_REPORT = re.compile(r"Out of bounds? memory access")  # OOBChecker's own error (its OOBError)
+
+
+def _bounds(mod) -> str:
+    """TVM's OOBChecker on `mod`: PROVED (no access provably out of bounds), FLAGGED (it reports
+    one) or FAILED (it raised something else: it could not check)."""
     from tvm.s_tir.analysis import OOBChecker
 
     try:
         with _stderr_silenced():  # its report prints the function, and the printer warns on stderr
             OOBChecker()(mod)
-        return True
+        return PROVED
     except (RuntimeError, ValueError) as e:  # TVM raises a ScheduleError (a RuntimeError)
-        log.debug("out of bounds: %s", str(e).strip().splitlines()[-1])
-        return False
+        flagged = OOB_REPORT.search(str(e)) is not None
+        log.debug("%s: %s", "out of bounds" if flagged else "bounds checker failed", str(e).strip().splitlines()[-1])
+        return FLAGGED if flagged else FAILED
 
 
 @contextlib.contextmanager
