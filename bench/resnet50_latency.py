@@ -123,6 +123,7 @@ def main() -> int:
             tuning = {"tune_trials_per_task": tune, "tune_s": time.perf_counter() - t}
         r = venvs[venv].json(TVM_RUN, env={"BENCH_DIR": str(work), "BENCH_TARGET": target, "BENCH_COMPILE": how,
                                            "BENCH_REPEAT": str(args.repeat), "TVM_WHEELS_TUNING_DB": str(user_db),
+                                           "TVM_WHEELS_COMPILE_CACHE": "off",  # compile_s: a first compile
                                            **extra_env})
         r["max_abs_diff_vs_ort"] = float(np.abs(np.load(work / "out.npy") - expected).max())
         rows.append({"engine": name, **r, **tuning})

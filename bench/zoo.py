@@ -134,7 +134,9 @@ def _measure(venv, tmp: Path, path: Path, input_name: str, x: np.ndarray, repeat
     (d / "model.onnx").symlink_to(path.resolve())
     np.save(d / "input.npy", x)
     proc = venv.run(RUN, check=False, env={"BENCH_DIR": str(d), "BENCH_REPEAT": str(repeat),
-                                           "TVM_WHEELS_TUNING_DB": str(tmp / "no-user-db")})
+                                           "TVM_WHEELS_TUNING_DB": str(tmp / "no-user-db"),
+                                           # compile_s: a first compile, nothing kept from an earlier one
+                                           "TVM_WHEELS_COMPILE_CACHE": "off"})
     if proc.returncode != 0:  # a model that does not compile is a row too
         return {"error": (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:300]}
     got = json.loads(proc.stdout.strip().splitlines()[-1])

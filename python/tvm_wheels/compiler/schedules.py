@@ -30,7 +30,7 @@ import re
 import sys
 import time
 
-from . import measure, records
+from . import cache, measure, records
 from ..target import for_compile
 
 log = logging.getLogger("tvm_wheels.schedules")
@@ -52,6 +52,7 @@ class Entry:
     latency_us: float | None = None  # database, anchor: the record's latency; similar, rules: measured at compile time
     prepacked: bool = False  # its weights were re-laid out for the schedule at compile time
     measured: int = 0  # similar, rules: how many candidates were timed here to pick this one
+    cached: bool = False  # chosen by an earlier compile of the same function (cache.py), not again
 
 
 def _from_database(mod, target, databases):
@@ -365,12 +366,17 @@ def _schedule_one(func, target, databases, calls):
     from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
 
     work = _normalize_mod(func)  # the workload as MetaSchedule keys and schedules it
+    kept = cache.load(work, target, databases)
+    if kept is not None:
+        return kept[0], dataclasses.replace(Entry(**kept[1]), cached=True)
     new, entry = _from_database(work, target, databases)
     if new is None:
         new = next(iter(_from_rules(work, target)), None)
         entry = Entry("", "rules") if new is not None else Entry("", "unscheduled: no valid schedule")
     if new is not None and entry.source.split(":")[0] in ("similar", "rules"):
         new, entry = _rules_if_heavy(work, target, new, entry, calls)
+    if not entry.source.startswith("database:"):
+        cache.store(work, target, databases, new, dataclasses.asdict(entry))
     return new, entry
 
 
@@ -412,7 +418,9 @@ def schedule(mod, target, databases=None, report: list | None = None):
 def _summarize(entries, seconds):
     """One line for the user: where the schedules came from, and what timing them here cost."""
     sources = collections.Counter(e.source.split(":")[0] for e in entries)
-    timed = [e.measured for e in entries if e.measured]
-    log.info("%d functions scheduled in %.1f s: %s%s", len(entries), seconds,
+    timed = [e.measured for e in entries if e.measured and not e.cached]
+    cached = sum(e.cached for e in entries)
+    log.info("%d functions scheduled in %.1f s: %s%s%s", len(entries), seconds,
              ", ".join(f"{n} {s}" for s, n in sources.most_common()),
-             f"; {len(timed)} timed here ({sum(timed)} candidates)" if timed else "")
+             f"; {len(timed)} timed here ({sum(timed)} candidates)" if timed else "",
+             f"; {cached} as an earlier compile chose them (compile cache)" if cached else "")
