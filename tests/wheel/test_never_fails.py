@@ -121,7 +121,9 @@ def test_a_symbolic_sequence_axis_compiles_once_and_runs_at_every_length(cpu_ven
 def test_a_function_that_cannot_be_scheduled_keeps_tvms_lowering(cpu_venv, tmp_path):
     """An exception while scheduling one function (here the rules raising for every function with
     no record) leaves that function as TVM lowers it, and the others scheduled."""
-    got = _compile_and_compare(cpu_venv, tmp_path, *roberta_position_ids(tmp_path), BREAK_RULES="1")
+    # the compile cache off: an earlier compile's choice for these functions would hide the failure
+    got = _compile_and_compare(cpu_venv, tmp_path, *roberta_position_ids(tmp_path), BREAK_RULES="1",
+                               TVM_WHEELS_COMPILE_CACHE="off")
     sources = dict(got["report"])
     broken = {f for f, s in sources.items() if "no design space for this function" in s}
     assert "cumsum" in broken and len(broken) < len(sources), sources  # the dense layer's record still applies
