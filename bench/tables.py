@@ -99,7 +99,21 @@ def rpc_tune(data: dict) -> str:
     return "\n".join(lines)
 
 
-TABLES = {"zoo": zoo, "rpc_tune": rpc_tune, "ci_tier1": ci_tier1, "resnet50_latency": resnet50_latency, "build_cost": build_cost, "build_levers": build_levers}
+def dynamic(data: dict) -> str:
+    """bench/dynamic.py: models with symbolic axes, one compile each, run at several sizes."""
+    lines = ["| model | size | latency | onnxruntime | ratio | output diff |", "|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        lines.append(f"| {r['model']} | {r['size']} | {r['median_ms']:.2f} ms | {r['onnxruntime_ms']:.2f} ms | "
+                     f"{r['vs_onnxruntime']:.2f}x | {r['rel_diff']:.0e} |")
+    compiles = "; ".join(f"{m}: " + (f"failed ({v['error']})" if "error" in v else f"{v['compile_s']:.0f} s, "
+                                     + ", ".join(f"{n} {s}" for s, n in v["schedules"].items()))
+                         for m, v in data["models"].items())
+    lines += ["", f"One compile per model ({compiles}). Measured {data['date']}, {data['wheel']} wheel, "
+              f"{data['host']['cores']} cores, median of {data['repeat']} runs, onnxruntime in the same run."]
+    return "\n".join(lines)
+
+
+TABLES = {"zoo": zoo, "dynamic": dynamic, "rpc_tune": rpc_tune, "ci_tier1": ci_tier1, "resnet50_latency": resnet50_latency, "build_cost": build_cost, "build_levers": build_levers}
 
 
 def render(name: str) -> str:

@@ -89,7 +89,8 @@ def models(tmp: Path, torch_zoo: Path | None = None):
         yield f"onnx zoo {name}", path, data.name, rng.standard_normal(shape).astype("float32")
 
 
-def _ort(path: Path, name: str, x: np.ndarray, repeat: int) -> tuple[float, np.ndarray]:
+def ort_latency(path: Path, name: str, x: np.ndarray, repeat: int) -> tuple[float, np.ndarray]:
+    """(onnxruntime's median latency in ms, its output) for the model at path on input x."""
     import onnxruntime as ort
 
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
@@ -140,7 +141,7 @@ def _measure(venv, tmp: Path, path: Path, input_name: str, x: np.ndarray, repeat
     if proc.returncode != 0:  # a model that does not compile is a row too
         return {"error": (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:300]}
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    ort_ms, expected = _ort(path, input_name, x, repeat)
+    ort_ms, expected = ort_latency(path, input_name, x, repeat)
     diff = float(np.abs(np.load(d / "out.npy") - expected).max() / (np.abs(expected).max() or 1))
     return {**got, "onnxruntime_ms": ort_ms, "vs_onnxruntime": got["median_ms"] / ort_ms, "rel_diff": diff}
 

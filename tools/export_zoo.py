@@ -72,13 +72,23 @@ MODELS = {
     "bert_base": lambda: _transformer("bert"),
     "gpt2": lambda: _transformer("gpt2"),
 }
+# Exported with symbolic axes, as models are exported for serving (bench/dynamic.py runs them
+# at several sizes): <name>_dynamic is <name> with these axes of its input and output left free.
+DYNAMIC = {
+    "bert_base": {0: "batch", 1: "seq"},
+    "resnet50": {0: "batch"},
+}
 
 
 def export(name: str, out: Path) -> None:
     import numpy as np
     import torch
 
-    model, inputs = MODELS[name]()
+    base = name.removesuffix("_dynamic")
+    axes = DYNAMIC[base] if name != base else None
+    model, inputs = MODELS[base]()
+    if axes:  # traced at batch 2: torch's dynamo exporter fixes a dimension it sees at 1
+        inputs = {k: v.repeat(2, *[1] * (v.dim() - 1)) for k, v in inputs.items()}
     with torch.no_grad():  # zero-initialized tensors (ViT's head) would make every output 0
         generator = torch.Generator().manual_seed(2)
         for p in model.parameters():
@@ -86,25 +96,27 @@ def export(name: str, out: Path) -> None:
                 p.copy_(torch.randn(p.shape, generator=generator) * 0.02)
     with torch.no_grad():
         torch.onnx.export(model, tuple(inputs.values()), str(out / f"{name}.onnx"), input_names=list(inputs),
-                          output_names=["output"], dynamo=True, external_data=False, verbose=False)
+                          output_names=["output"], dynamo=True, external_data=False, verbose=False,
+                          dynamic_axes={**{k: axes for k in inputs}, "output": axes} if axes else None)
     np.savez(out / f"{name}.npz", **{k: v.numpy() for k, v in inputs.items()})
 
 
-def main() -> int:
+def run(known: list[str], export_one) -> int:
+    """The command line of an export script: OUT [--only a,b], each name exported by export_one."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
-    parser.add_argument("--only", default="", help="comma-separated subset of " + ",".join(MODELS))
+    parser.add_argument("--only", default="", help="comma-separated subset of " + ",".join(known))
     args = parser.parse_args()
-    names = [n for n in args.only.split(",") if n] or list(MODELS)
-    unknown = sorted(set(names) - set(MODELS))
+    names = [n for n in args.only.split(",") if n] or known
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        parser.error(f"unknown models {unknown}; known: {', '.join(MODELS)}")
+        parser.error(f"unknown {unknown}; known: {', '.join(known)}")
     args.out.mkdir(parents=True, exist_ok=True)
     for name in names:
         print(f"exporting {name}", flush=True)
-        export(name, args.out)
+        export_one(name, args.out)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run([*MODELS, *(f"{n}_dynamic" for n in DYNAMIC)], export))

@@ -2,6 +2,23 @@
 # applied to copies in the build tree; the tvm/ submodule itself is never modified. A patch
 # names the file it changes on its "+++ b/<path under tvm/>" line.
 
+# <out>: the paths under tvm/, starting with <prefix>, that patches change, in patch order.
+function(tvm_wheels_patched_files prefix out)
+  file(GLOB _patches CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/patches/*.patch")
+  list(SORT _patches)
+  set(_found)
+  foreach(_patch IN LISTS _patches)
+    file(STRINGS "${_patch}" _target REGEX "^\\+\\+\\+ b/" LIMIT_COUNT 1)
+    string(REGEX REPLACE "^\\+\\+\\+ b/" "" _rel "${_target}")
+    string(FIND "${_rel}" "${prefix}" _at)
+    if(_at EQUAL 0)
+      list(APPEND _found "${_rel}")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES _found)
+  set(${out} "${_found}" PARENT_SCOPE)
+endfunction()
+
 # <out>: a copy of tvm/<rel> in the build tree with every patch for it applied, in order.
 # Stops, naming the patch, when one does not apply (tvm/ is not the pinned release).
 function(tvm_wheels_patched_copy rel out)

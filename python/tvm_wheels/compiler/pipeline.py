@@ -54,6 +54,29 @@ def _mark_constant_weights(mod):
     return mod
 
 
+def _scalar_calls_unfused(passes: list) -> list:
+    """TVM's legalize passes with, after AnnotateTIROpPattern, the functions that take a scalar
+    (a symbolic dimension, as a model with dynamic axes passes one to a subtract) marked opaque,
+    so that FuseOps leaves their calls alone. FuseOps gives a fused function such a scalar as a
+    parameter of its own, the output's shape is then one the caller cannot state, and
+    CallTIRRewrite stops ("call_tir expects all TensorType has shape": LLaMA's position ids
+    with a symbolic sequence). TVM's default pipeline does not fuse, and so does not meet it."""
+    import tvm
+
+    opaque = 8  # TVM's kOpaque: FuseOps fuses nothing into or out of it
+
+    @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.ScalarCallsUnfused")
+    def _pass(mod, _ctx):
+        mod = mod.clone()
+        for gv, func in mod.functions_items():
+            if isinstance(func, tvm.tirx.PrimFunc) and any(getattr(p, "shape", None) is None for p in func.params):
+                mod[gv] = func.with_attr("op_pattern", opaque)
+        return mod
+
+    at = next(i for i, p in enumerate(passes) if p.info.name == "AnnotateTIROpPattern") + 1
+    return passes[:at] + [_pass] + passes[at:]
+
+
 def front_passes(target) -> list:
     """The CPU pipeline up to fusion, the stage at which tasks are extracted and schedules applied.
 
@@ -72,7 +95,7 @@ def front_passes(target) -> list:
 
     @tvm.transform.module_pass(opt_level=0, name="tvm_wheels.FrontPasses")
     def _front(mod, _ctx):
-        passes = cpu.library_dispatch_passes(target) + cpu.legalize_passes(target)
+        passes = cpu.library_dispatch_passes(target) + _scalar_calls_unfused(cpu.legalize_passes(target))
         params = any(isinstance(f, relax.Function) and f.attrs and "num_input" in f.attrs
                      and len(f.params) > int(f.attrs["num_input"]) for f in mod.functions.values())
         if params:

@@ -30,7 +30,7 @@ import re
 import sys
 import time
 
-from . import cache, measure, records
+from . import cache, measure, records, symbolic
 from ..target import for_compile
 
 log = logging.getLogger("tvm_wheels.schedules")
@@ -277,13 +277,28 @@ def _postprocs(mod, target):
     from tvm.s_tir import meta_schedule as ms
 
     ctx = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply", num_threads=1)
-    return ctx.space_generator.postprocs
+    return _compile_postprocs(ctx)
+
+
+def _compile_postprocs(ctx) -> list:
+    """MetaSchedule's postprocessors for the target, but DisallowDynamicLoop: tuning rejects a
+    loop of symbolic extent because it times candidates at one shape; a compile keeps it (the
+    code is valid at every extent: symbolic.py)."""
+    return [p for p in ctx.space_generator.postprocs if type(p).__name__ != "DisallowDynamicLoop"]
 
 
 def _from_rules(mod, target, count=1, first_seed=RULES_SEED):
     """Up to `count` distinct schedules from MetaSchedule's design space for `target`, each from
     its own seed from first_seed on, postprocessed (the first sample of each seed that the
     postprocessors accept)."""
+    return [sch.mod["main"] for sch, _ in _rules_samples(mod, target, count, first_seed)]
+
+
+def _rules_samples(mod, target, count=1, first_seed=RULES_SEED):
+    """_from_rules, as (Schedule, its trace before the postprocessors): the trace replays the
+    sample on another function (symbolic.py)."""
+    from tvm.s_tir.schedule import Trace
+
     import tvm_ffi
     from tvm.s_tir import meta_schedule as ms
 
@@ -292,8 +307,9 @@ def _from_rules(mod, target, count=1, first_seed=RULES_SEED):
         ctx = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply",
                              search_strategy="replay-trace", rand_state=seed, num_threads=1)
         for sch in ctx.generate_design_space():
+            designed = Trace(list(sch.trace.insts), dict(sch.trace.decisions))
             try:
-                if not all(p.apply(sch) for p in ctx.space_generator.postprocs) or not _in_bounds(sch.mod, mod):
+                if not all(p.apply(sch) for p in _compile_postprocs(ctx)) or not _in_bounds(sch.mod, mod):
                     continue
             except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
                 # a sample the postprocessors cannot lower (measured: an index product past int32
@@ -303,7 +319,7 @@ def _from_rules(mod, target, count=1, first_seed=RULES_SEED):
             key = tvm_ffi.structural_hash(sch.mod)  # a function with few decisions gives the same sample again
             if key not in seen:
                 seen.add(key)
-                found.append(sch.mod["main"])
+                found.append((sch, designed))
             break
         if len(found) == count:
             break
@@ -354,6 +370,59 @@ def _rules_if_heavy(mod, target, new, entry, calls):
     return new, dataclasses.replace(entry, latency_us=us, measured=measured)
 
 
+def _from_static(work, target, databases, calls):
+    """(scheduled PrimFunc or None, Entry) for a function with symbolic extents (symbolic.py):
+    the schedule chosen for it at symbolic.AT (a record of that workload, else the rules, timed
+    as _rules_if_heavy times them), replayed with constant tiles on the symbolic function and
+    checked against the unscheduled function at other sizes (symbolic.agrees); where no replay
+    passes, or the target does not run here, a sample of the rules on the symbolic function
+    itself (its symbolic loops whole, no partial tiles)."""
+    static, values = symbolic.specialized(work)
+    at = symbolic.label(values)
+
+    def candidates():  # (trace, Entry), lazily: the rules are drawn and timed only where no record replays
+        if static is None or not measure.runs_here(target):  # a replay is checked by running it
+            return
+        for db in databases:
+            record = db.best(static, target)
+            if record is not None:
+                yield record.trace, Entry("", f"symbolic:database {db.path} at {at}", float(record.run_secs[0]) * 1e6)
+                break
+        samples = _rules_samples(static, target)
+        entry = Entry("", f"symbolic:rules at {at}")
+        if samples and _sizable(static, calls):
+            us = measure.latency_us(samples[0][0].mod["main"], target)
+            if us * calls >= HEAVY_US:
+                samples += _rules_samples(static, target, RULES_MEASURED, RULES_SEED + 1 + SPARE_SEEDS)
+            funcs = [sch.mod["main"] for sch, _ in samples]
+            best, us = measure.fastest(funcs, target) if len(funcs) > 1 else (funcs[0], us)
+            samples = [samples[next(i for i, f in enumerate(funcs) if f.same_as(best))]]
+            entry = dataclasses.replace(entry, latency_us=us, measured=len(funcs))
+        yield from ((designed, entry) for _, designed in samples[:1])
+
+    for trace, entry in candidates():
+        new = _replayed(work, symbolic.generalized(trace), target)
+        if new is not None and symbolic.agrees(work, new, target, values):
+            return new, entry
+    new = next(iter(_from_rules(work, target)), None)
+    return new, Entry("", "rules" if new is not None else "unscheduled: no valid schedule")
+
+
+def _replayed(work, trace, target):
+    """`work` scheduled by `trace` and postprocessed, or None where it does not apply or a
+    bound is not kept (_in_bounds)."""
+    from tvm.s_tir import Schedule
+
+    sch = Schedule(work)
+    try:
+        trace.apply_to_schedule(sch, remove_postproc=True)
+        if all(p.apply(sch) for p in _postprocs(work, target)) and _in_bounds(sch.mod, work):
+            return sch.mod["main"]
+    except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
+        log.debug("replay on symbolic extents: %s", str(e).strip().splitlines()[-1])
+    return None
+
+
 def error_line(e: Exception, limit: int) -> str:
     """An exception as one line of a report entry or a warning: its type and its last line (TVM's
     errors end with the check that failed, after the C++ traceback)."""
@@ -369,6 +438,10 @@ def _schedule_one(func, target, databases, calls):
     kept = cache.load(work, target, databases)
     if kept is not None:
         return kept[0], dataclasses.replace(Entry(**kept[1]), cached=True)
+    if symbolic.variables(work["main"]):
+        new, entry = _from_static(work, target, databases, calls)
+        cache.store(work, target, databases, new, dataclasses.asdict(entry))
+        return new, entry
     new, entry = _from_database(work, target, databases)
     if new is None:
         new = next(iter(_from_rules(work, target)), None)
