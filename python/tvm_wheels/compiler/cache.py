@@ -37,7 +37,7 @@ def root() -> Path | None:
         return None
     if env:
         return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tvm-wheels" / "compiled"
+    return records.cache_home() / "compiled"
 
 
 @functools.lru_cache(maxsize=1)
@@ -63,7 +63,9 @@ def _databases(databases) -> str:
     return digest.hexdigest()[:16]
 
 
-def _path(work, target, databases) -> Path | None:
+def path(work, target, databases) -> Path | None:
+    """Where the choice for `work` is kept (None: the cache is off). Computed once per function:
+    it hashes the function and reads the databases' state."""
     import tvm_ffi
 
     base = root()
@@ -73,12 +75,11 @@ def _path(work, target, databases) -> Path | None:
             / f"{tvm_ffi.structural_hash(work) & (2**64 - 1):016x}.json")
 
 
-def load(work, target, databases):
-    """(scheduled PrimFunc or None, Entry fields) kept for `work`, or None."""
+def load(path: Path | None, work):
+    """(scheduled PrimFunc or None, Entry fields) kept for `work` at `path` (path()), or None."""
     import tvm
     import tvm_ffi
 
-    path = _path(work, target, databases)
     if path is None or not path.exists():
         return None
     try:
@@ -92,11 +93,11 @@ def load(work, target, databases):
         return None
 
 
-def store(work, target, databases, scheduled, entry: dict) -> None:
-    """Keep a choice; a cache that cannot be written is no error (the next compile chooses again)."""
+def store(path: Path | None, work, scheduled, entry: dict) -> None:
+    """Keep a choice at `path` (path()); a cache that cannot be written is no error (the next
+    compile chooses again)."""
     import tvm
 
-    path = _path(work, target, databases)
     if path is None:
         return
     try:

@@ -17,6 +17,7 @@ import logging
 import math
 
 from .. import host
+from .. import target as targets
 from . import fast_math
 
 log = logging.getLogger("tvm_wheels.measure")
@@ -31,13 +32,12 @@ def runs_here(target) -> bool:
     import tvm
 
     spec = dict(target.export())
-    triple_arch = str(spec.get("mtriple") or host.machine()).split("-")[0]
-    if spec.get("kind") != "llvm" or triple_arch != host.machine():
+    if spec.get("kind") != "llvm" or targets.arch(spec) != host.machine():
         return False
     if any(str(a).startswith("+") for a in spec.get("mattr") or []):
         return False
     mcpu = str(spec.get("mcpu") or "")
-    if mcpu in ("", "native", tvm.target.codegen.llvm_get_system_cpu()) or (mcpu, triple_arch) == ("x86-64", "x86_64"):
+    if mcpu in ("", "native", tvm.target.codegen.llvm_get_system_cpu()) or (mcpu, host.machine()) == ("x86-64", "x86_64"):
         return True
     # a level runs where numpy's CPUID table says this CPU has its group (host.x86_64_level's source)
     return mcpu in host.X86_64_LEVELS and not host.missing_features([host.X86_64_LEVELS[mcpu]])

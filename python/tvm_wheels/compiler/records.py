@@ -26,8 +26,12 @@ def user_root() -> Path:
     env = os.environ.get("TVM_WHEELS_TUNING_DB")
     if env:
         return Path(env)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "tvm-wheels" / "tuning"
+    return cache_home() / "tuning"
+
+
+def cache_home() -> Path:
+    """This project's folder in the user's cache ($XDG_CACHE_HOME or ~/.cache)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tvm-wheels"
 
 
 def target_id(target) -> str:

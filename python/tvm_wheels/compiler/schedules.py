@@ -435,12 +435,13 @@ def _schedule_one(func, target, databases, calls):
     from tvm.s_tir.meta_schedule.tune_context import _normalize_mod
 
     work = _normalize_mod(func)  # the workload as MetaSchedule keys and schedules it
-    kept = cache.load(work, target, databases)
+    kept_at = cache.path(work, target, databases)
+    kept = cache.load(kept_at, work)
     if kept is not None:
         return kept[0], dataclasses.replace(Entry(**kept[1]), cached=True)
     if symbolic.variables(work["main"]):
         new, entry = _from_static(work, target, databases, calls)
-        cache.store(work, target, databases, new, dataclasses.asdict(entry))
+        cache.store(kept_at, work, new, dataclasses.asdict(entry))
         return new, entry
     new, entry = _from_database(work, target, databases)
     if new is None:
@@ -449,7 +450,7 @@ def _schedule_one(func, target, databases, calls):
     if new is not None and entry.source.split(":")[0] in ("similar", "rules"):
         new, entry = _rules_if_heavy(work, target, new, entry, calls)
     if not entry.source.startswith("database:"):
-        cache.store(work, target, databases, new, dataclasses.asdict(entry))
+        cache.store(kept_at, work, new, dataclasses.asdict(entry))
     return new, entry
 
 
