@@ -138,14 +138,15 @@ def generalized(trace):
 def agrees(work, scheduled, target, at: dict) -> bool:
     """Whether `scheduled` (work's function, replayed on its symbolic extents) computes what the
     unscheduled function computes, on seeded inputs, where each symbolic extent is one short of
-    `at`'s and at 1: sizes with a partial last tile, the case a replay can get wrong (TVM's
-    rfactor of a reduction split with a predicate drops the predicate, and reads past the row).
+    `at`'s (at least 2: a batch scheduled at 1 is checked at 2) and at 1: sizes with a partial
+    last tile, the case a replay can get wrong (TVM's rfactor of a reduction split with a
+    predicate drops the predicate, and reads past the row).
     Integer inputs are 0 or 1, valid indices of any gather."""
     import numpy as np
     import tvm
 
     funcs = {}
-    for k, values in enumerate(({v: max(n - 1, 1) for v, n in at.items()}, {v: 1 for v in at})):
+    for k, values in enumerate(({v: max(n - 1, 2) for v, n in at.items()}, {v: 1 for v in at})):
         ref, new = _bound(work, values), _bound(tvm.IRModule({"main": scheduled}), values)
         if ref is None or new is None:
             return False
