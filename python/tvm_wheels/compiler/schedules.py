@@ -372,7 +372,7 @@ def _rules_if_heavy(mod, target, new, entry, calls):
 
 def _from_static(work, target, databases, calls):
     """(scheduled PrimFunc or None, Entry) for a function with symbolic extents (symbolic.py):
-    the schedule chosen for it at symbolic.AT (a record of that workload, else the rules, timed
+    the schedule chosen for it at symbolic.sizes() (a record of that workload, else the rules, timed
     as _rules_if_heavy times them), replayed with constant tiles on the symbolic function and
     checked against the unscheduled function at other sizes (symbolic.agrees); where no replay
     passes, or the target does not run here, a sample of the rules on the symbolic function
