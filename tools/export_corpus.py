@@ -38,6 +38,10 @@ FAMILIES = {
     "whisper_encoder": "audio: two 1-D convolutions (stride 2) over mel frames, sinusoid positions",
     "albert": "one layer's weights shared by every layer, factorized embedding",
 }
+# exported at the static shape only: with Swin's batch symbolic, TVM's own tvm.compile returns NaN
+STATIC_ONLY = {
+    "swin": "vision (torchvision's Swin): shifted windows (roll, window partition), pads computed from shapes",
+}
 
 # Exported with torch's dynamo exporter (the default since torch 2.9), the rest with the
 # TorchScript one that most models on the hub were exported with: LLaMA's mask code in
@@ -69,14 +73,44 @@ def _config(family: str):
     raise KeyError(family)
 
 
+def _model(family: str):
+    """The family's model as a module of one input and one output: a transformers model's last
+    hidden state (no cache), or torchvision's Swin with its classifier. Swin is Swin-T's
+    architecture, small: its windows (7) do not divide the 16x16 patches of a 64x64 image, so
+    the padding that the legacy exporter computes from shapes is there, and non-zero."""
+    import torch
+
+    if family == "swin":
+        from torchvision.models.swin_transformer import SwinTransformer
+
+        return SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4],
+                               window_size=[7, 7], num_classes=10)
+
+    class LastHidden(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(**{_input_name(family): x}).last_hidden_state
+
+    return LastHidden(_config(family))
+
+
+def _input_name(family: str) -> str:
+    return {"whisper_encoder": "input_features", "swin": "pixel_values"}.get(family, "input_ids")
+
+
 def _inputs(family: str, batch: int, length: int, seed: int):
     """The model's input at one shape. Whisper's encoder takes 2 x its positions in mel frames,
-    always (it raises on another length): its dynamic axis is the batch only."""
+    always (it raises on another length): its dynamic axis is the batch only. Swin takes an image."""
     import torch
 
     generator = torch.Generator().manual_seed(seed)
     if family == "whisper_encoder":
         return {"input_features": torch.randn(batch, 16, 2 * SEQUENCE, generator=generator)}
+    if family == "swin":
+        return {"pixel_values": torch.randn(batch, 3, 64, 64, generator=generator)}
     ids = torch.randint(3, SMALL["vocab_size"], (batch, length), generator=generator)
     if family == "roberta" and length > 3:
         ids[:, -2:] = 1  # RoBERTa's padding id: the positions' cumulative sum skips them
@@ -85,7 +119,7 @@ def _inputs(family: str, batch: int, length: int, seed: int):
 
 def _dynamic_axes(family: str):
     if family == "whisper_encoder":
-        return {"input_features": {0: "batch"}, "output": {0: "batch"}}
+        return {_input_name(family): {0: "batch"}, "output": {0: "batch"}}
     return {"input_ids": {0: "batch", 1: "seq"}, "output": {0: "batch", 1: "seq"}}
 
 
@@ -93,31 +127,21 @@ def export(family: str, out: Path) -> None:
     import numpy as np
     import torch
 
-    class LastHidden(torch.nn.Module):
-        """The last hidden state only: one output, no cache."""
-
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, x):
-            key = "input_features" if family == "whisper_encoder" else "input_ids"
-            return self.inner(**{key: x}).last_hidden_state
-
     torch.manual_seed(0)
-    model = LastHidden(_config(family)).eval()
+    model = _model(family).eval()
     static = _inputs(family, BATCH, SEQUENCE, seed=1)
     (name, x), = static.items()
     # the dynamic export traces at batch 2: torch's dynamo exporter fixes a dimension it sees at 1
     traced = {"": x, "_dynamic": next(iter(_inputs(family, 2, SEQUENCE, seed=1).values()))}
-    for suffix, axes in (("", None), ("_dynamic", _dynamic_axes(family))):
+    exports = (("", None),) if family in STATIC_ONLY else (("", None), ("_dynamic", _dynamic_axes(family)))
+    for suffix, axes in exports:
         with torch.no_grad():
             # dynamic_axes as serving exports write them; torch's exporter per DYNAMO
             torch.onnx.export(model, (traced[suffix],), str(out / f"{family}{suffix}.onnx"), input_names=[name],
                               output_names=["output"], dynamic_axes=axes, opset_version=OPSET[family in DYNAMO],
                               dynamo=family in DYNAMO, external_data=False)
     arrays = {name: x.numpy()}
-    for k, (batch, length) in enumerate(OTHER_SHAPES):
+    for k, (batch, length) in enumerate(OTHER_SHAPES if family not in STATIC_ONLY else ()):
         arrays.update({f"{name}@{batch}x{length}": v.numpy()
                        for v in _inputs(family, batch, length, seed=2 + k).values()})
     np.savez(out / f"{family}.npz", **arrays)
@@ -127,4 +151,4 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from export_zoo import run
 
-    sys.exit(run(list(FAMILIES), export))
+    sys.exit(run([*FAMILIES, *STATIC_ONLY], export))

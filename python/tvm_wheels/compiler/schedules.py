@@ -55,9 +55,11 @@ class Entry:
     cached: bool = False  # chosen by an earlier compile of the same function (cache.py), not again
 
 
-def _from_database(mod, target, databases):
+def _from_database(mod, target, databases, calls=1):
     """(scheduled PrimFunc, Entry) from the first database with a record of this workload for this
-    target; else from the first with a record of its anchor block (_from_anchor)."""
+    target; else from the first with a record of its anchor block (_from_anchor); else from the
+    traces of records at the nearest shapes (_from_similar): where several apply to a function
+    with work enough to matter (_sizable), the fastest here, else the nearest."""
     for db in databases:
         record = db.best(mod, target)
         if record is None:
@@ -71,7 +73,8 @@ def _from_database(mod, target, databases):
     for db in databases:
         # lazily: applying a trace costs its postprocessing, so none is applied past the first that count
         applied = (_from_similar(mod, r, target) for r in db.similar(mod, target)[:SIMILAR_TRIED])
-        found = list(itertools.islice((f for f in applied if f is not None), SIMILAR_MEASURED))
+        wanted = SIMILAR_MEASURED if _sizable(mod, calls) else 1  # timing cannot pay where the work is small
+        found = list(itertools.islice((f for f in applied if f is not None), wanted))
         if len(found) == 1:
             return found[0], Entry("", f"similar:{db.path}")
         if found:
@@ -291,14 +294,12 @@ def _from_rules(mod, target, count=1, first_seed=RULES_SEED):
     """Up to `count` distinct schedules from MetaSchedule's design space for `target`, each from
     its own seed from first_seed on, postprocessed (the first sample of each seed that the
     postprocessors accept)."""
-    return [sch.mod["main"] for sch, _ in _rules_samples(mod, target, count, first_seed)]
+    return [sch.mod["main"] for sch in _rules_samples(mod, target, count, first_seed)]
 
 
 def _rules_samples(mod, target, count=1, first_seed=RULES_SEED):
-    """_from_rules, as (Schedule, its trace before the postprocessors): the trace replays the
-    sample on another function (symbolic.py)."""
-    from tvm.s_tir.schedule import Trace
-
+    """_from_rules, as Schedules: a Schedule's trace, postprocessing included, replays the sample
+    on another function (symbolic.py)."""
     import tvm_ffi
     from tvm.s_tir import meta_schedule as ms
 
@@ -307,7 +308,6 @@ def _rules_samples(mod, target, count=1, first_seed=RULES_SEED):
         ctx = ms.TuneContext(mod=mod, target=target, space_generator="post-order-apply",
                              search_strategy="replay-trace", rand_state=seed, num_threads=1)
         for sch in ctx.generate_design_space():
-            designed = Trace(list(sch.trace.insts), dict(sch.trace.decisions))
             try:
                 if not all(p.apply(sch) for p in _compile_postprocs(ctx)) or not _in_bounds(sch.mod, mod):
                     continue
@@ -319,7 +319,7 @@ def _rules_samples(mod, target, count=1, first_seed=RULES_SEED):
             key = tvm_ffi.structural_hash(sch.mod)  # a function with few decisions gives the same sample again
             if key not in seen:
                 seen.add(key)
-                found.append((sch, designed))
+                found.append(sch)
             break
         if len(found) == count:
             break
@@ -327,12 +327,8 @@ def _rules_samples(mod, target, count=1, first_seed=RULES_SEED):
 
 
 def _sizable(mod, calls) -> bool:
-    """Whether `mod`, called `calls` times, has work enough to take HEAVY_US: FLOPs (none for a
-    copy) plus the elements it reads and writes."""
-    from tvm.s_tir.analysis import estimate_tir_flops
-
-    elements = sum(math.prod(int(d) for d in buf.shape) for buf in mod["main"].params)
-    return (estimate_tir_flops(mod) + elements) * calls >= SIZABLE
+    """Whether `mod`, called `calls` times, has work enough (symbolic.work) to take HEAVY_US."""
+    return symbolic.work(mod) * calls >= SIZABLE
 
 
 def _calls(mod) -> collections.Counter:
@@ -391,14 +387,14 @@ def _from_static(work, target, databases, calls):
         samples = _rules_samples(static, target)
         entry = Entry("", f"symbolic:rules at {at}")
         if samples and _sizable(static, calls):
-            us = measure.latency_us(samples[0][0].mod["main"], target)
+            us = measure.latency_us(samples[0].mod["main"], target)
             if us * calls >= HEAVY_US:
                 samples += _rules_samples(static, target, RULES_MEASURED, RULES_SEED + 1 + SPARE_SEEDS)
-            funcs = [sch.mod["main"] for sch, _ in samples]
+            funcs = [sch.mod["main"] for sch in samples]
             best, us = measure.fastest(funcs, target) if len(funcs) > 1 else (funcs[0], us)
             samples = [samples[next(i for i, f in enumerate(funcs) if f.same_as(best))]]
             entry = dataclasses.replace(entry, latency_us=us, measured=len(funcs))
-        yield from ((designed, entry) for _, designed in samples[:1])
+        yield from ((sch.trace, entry) for sch in samples[:1])
 
     for trace, entry in candidates():
         new = _replayed(work, symbolic.generalized(trace), target)
@@ -409,14 +405,18 @@ def _from_static(work, target, databases, calls):
 
 
 def _replayed(work, trace, target):
-    """`work` scheduled by `trace` and postprocessed, or None where it does not apply or a
-    bound is not kept (_in_bounds)."""
+    """`work` scheduled by `trace`, its postprocessing included, or None where it does not apply
+    or a bound is not kept (_in_bounds). The postprocessors are not run again on the symbolic
+    function: their choices (which loops run in parallel, which are vectorized and unrolled)
+    depend on loop extents, and on a loop of unknown extent they choose none (measured: a
+    replayed dense layer on one thread, not vectorized); replayed, the choices made at the
+    scheduled size hold at every size."""
     from tvm.s_tir import Schedule
 
     sch = Schedule(work)
     try:
-        trace.apply_to_schedule(sch, remove_postproc=True)
-        if all(p.apply(sch) for p in _postprocs(work, target)) and _in_bounds(sch.mod, work):
+        trace.apply_to_schedule(sch, remove_postproc=False)
+        if _in_bounds(sch.mod, work):
             return sch.mod["main"]
     except (RuntimeError, ValueError) as e:  # TVM raises InternalError (a RuntimeError) or ValueError
         log.debug("replay on symbolic extents: %s", str(e).strip().splitlines()[-1])
@@ -443,7 +443,7 @@ def _schedule_one(func, target, databases, calls):
         new, entry = _from_static(work, target, databases, calls)
         cache.store(kept_at, work, new, dataclasses.asdict(entry))
         return new, entry
-    new, entry = _from_database(work, target, databases)
+    new, entry = _from_database(work, target, databases, calls)
     if new is None:
         new = next(iter(_from_rules(work, target)), None)
         entry = Entry("", "rules") if new is not None else Entry("", "unscheduled: no valid schedule")

@@ -6,8 +6,8 @@ leave the loop whole (one row at a time, no register blocking of it), and its
 DisallowDynamicLoop postprocessor then rejects the sample, because tuning times candidates at
 one shape. Here a function is scheduled with each symbolic extent set to a size (sizes(): the
 batch at 1, the sequence where the function does a set amount of work), where samples can be
-drawn and timed; the chosen sample's trace is then replayed on the symbolic
-function with every tile size a constant: a split of a loop of unknown extent by known inner
+drawn and timed; the chosen sample's trace, its postprocessing included (parallel, vectorize,
+unroll), is then replayed on the symbolic function with every tile size a constant: a split of a loop of unknown extent by known inner
 factors keeps the inner tiles and guards the outermost (ceil-division, a predicate for the
 last partial tile). The code is correct at every extent and tiled as at that size.
 """
@@ -46,18 +46,25 @@ def sizes(mod) -> dict:
     """{variable: extent} to schedule mod's "main" at (WORK, AT); empty where it has none."""
     import math
 
-    from tvm.s_tir.analysis import estimate_tir_flops
-
     names = variables(mod["main"])
     if not names:
         return {}
     at_one = _bound(mod, {v: 1 for v in names})
     if at_one is None:
         return {}
-    elements = sum(math.prod(int(d) for d in _shape(p)) for p in at_one["main"].params)
-    work = max(estimate_tir_flops(at_one) + elements, 1)
-    last = int(min(max(2 ** round(math.log2(WORK / work)), 1), AT))
+    last = int(min(max(2 ** round(math.log2(WORK / max(work(at_one), 1))), 1), AT))
     return {**{v: 1 for v in names[:-1]}, names[-1]: last}
+
+
+def work(mod) -> float:
+    """The work of a static function: its FLOPs (none for a copy) plus the elements of its
+    buffers, read and written. It sets the size a symbolic function is scheduled at (sizes), and
+    whether timing a function's candidates can pay (schedules._sizable)."""
+    import math
+
+    from tvm.s_tir.analysis import estimate_tir_flops
+
+    return estimate_tir_flops(mod) + sum(math.prod(int(d) for d in _shape(p)) for p in mod["main"].params)
 
 
 def specialized(mod):
@@ -100,7 +107,7 @@ def _bound(mod, values):
 
 
 def generalized(trace):
-    """The trace up to its postprocessing, with each sampled tiling made constant: a
+    """The trace, its postprocessing included, with each sampled tiling made constant: a
     SamplePerfectTile's decision, its outermost factor left to the loop's extent (None), put
     into the splits that used it. Replayed on a loop of symbolic extent, such a split keeps the
     inner tiles; on a loop of the extent the decision was drawn for, it is the same split."""
@@ -117,8 +124,6 @@ def generalized(trace):
         return False, None
 
     for inst in trace.insts:
-        if inst.kind.name == "EnterPostproc":
-            break
         if inst.kind.name == "SamplePerfectTile":
             factors = [int(f) for f in decisions[inst]]
             consts += [(rv, None if k == 0 else tvm.tirx.IntImm("int64", f)) for k, (rv, f) in
