@@ -50,29 +50,35 @@ def test_every_family_is_there():
     assert {p.name for p in CORPUS.iterdir()} == expected
 
 
-# tier 1 runs the dynamic exports (each also at its static size); tier 2 adds the static ones,
-# whose path every other compile test takes too
-@pytest.mark.parametrize("dynamic", [pytest.param(False, marks=pytest.mark.tier2), True], ids=["static", "dynamic"])
-@pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_family_compiles_and_matches_onnxruntime(cpu_venv, tmp_path, family, dynamic):
-    path = CORPUS / f"{family}{'_dynamic' if dynamic else ''}.onnx"
-    arrays = np.load(CORPUS / f"{family}.npz")
-    keys = [k for k in arrays.files if dynamic or "@" not in k]  # name@<batch>x<length>: other shapes
-    result = cpu_venv.json(RUN, env={"MODEL": str(path), "INPUTS": str(CORPUS / f"{family}.npz"),
-                                      "OUT": str(tmp_path / "out.npz"), "KEYS": ",".join(keys)})
-    got = np.load(tmp_path / "out.npz")
+def _compiled_and_compared(venv, tmp_path, path: Path, keys: list[str]) -> dict:
+    """RUN in `venv` on the model at `path`, at each key of its family's npz; each output
+    checked against onnxruntime's on the same file. RUN's result (report and warnings)."""
+    npz = CORPUS / f"{path.stem.removesuffix('_dynamic')}.npz"
+    result = venv.json(RUN, env={"MODEL": str(path), "INPUTS": str(npz), "OUT": str(tmp_path / "out.npz"),
+                                 "KEYS": ",".join(keys)})
+    arrays, got = np.load(npz), np.load(tmp_path / "out.npz")
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     for key in keys:
         expected = session.run(None, {key.split("@")[0]: arrays[key]})[0]
         assert got[key].shape == expected.shape, key
         np.testing.assert_allclose(got[key], expected, rtol=1e-3, atol=1e-4 * float(np.abs(expected).max()),
                                    err_msg=f"{path.name} at {key}")
+    return result
+
+
+# tier 1 runs the dynamic exports (each also at its static size); tier 2 adds the static ones,
+# whose path every other compile test takes too
+@pytest.mark.parametrize("dynamic", [pytest.param(False, marks=pytest.mark.tier2), True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_family_compiles_and_matches_onnxruntime(cpu_venv, tmp_path, family, dynamic):
+    path = CORPUS / f"{family}{'_dynamic' if dynamic else ''}.onnx"
+    keys = [k for k in np.load(CORPUS / f"{family}.npz").files if dynamic or "@" not in k]  # name@<batch>x<length>: other shapes
+    result = _compiled_and_compared(cpu_venv, tmp_path, path, keys)
     assert result["report"], "no function went through the scheduler"
     # what could not be scheduled is said once per function, with its reason, never silently
     unscheduled = [f for f, source in result["report"] if source.startswith("unscheduled")]
     assert len([w for w in result["warnings"] if "default lowering" in w]) <= len(unscheduled), result
     assert not any("default pipeline" in w for w in result["warnings"]), result["warnings"]
-
 
 
 def test_swin_imports_with_the_importer_patch_compiles_and_matches_onnxruntime(cpu_venv, tmp_path):
@@ -81,12 +87,6 @@ def test_swin_imports_with_the_importer_patch_compiles_and_matches_onnxruntime(c
     tensor to have known shape"), nor could the official wheel's, and whose folded scale then
     crashed TVM's ConvertLayout (a segmentation fault): patches/0005-*.patch. At its static shape
     only: with its batch symbolic, TVM's own tvm.compile returns NaN (export_corpus.STATIC_ONLY)."""
-    result = cpu_venv.json(RUN, env={"MODEL": str(CORPUS / "swin.onnx"), "INPUTS": str(CORPUS / "swin.npz"),
-                                      "OUT": str(tmp_path / "out.npz"), "KEYS": "pixel_values"})
-    x = np.load(CORPUS / "swin.npz")["pixel_values"]
-    expected = ort.InferenceSession(str(CORPUS / "swin.onnx"), providers=["CPUExecutionProvider"]).run(
-        None, {"pixel_values": x})[0]
-    got = np.load(tmp_path / "out.npz")["pixel_values"]
-    np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4 * float(np.abs(expected).max()))
+    result = _compiled_and_compared(cpu_venv, tmp_path, CORPUS / "swin.onnx", ["pixel_values"])
     assert not any("default pipeline" in w for w in result["warnings"]), result["warnings"]
     assert sum(not s.startswith("unscheduled") for _, s in result["report"]) >= 20, result["report"]
